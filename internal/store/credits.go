@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/periscope-oss/periscope/internal/periscope"
+)
+
+// Reserve takes n credits from an account's pool, atomically: it succeeds
+// only while the pool holds n, so with N left at most N concurrent callers
+// succeed. A pool whose stored period is not the current month is renewed
+// (both counters reset) in the same statement. The caller gives the credits
+// back with Refund when the work fails.
+func (s *Store) Reserve(ctx context.Context, accountID string, pool periscope.Pool, n int64) (period string, err error) {
+	period = periscope.Period(s.Now())
+	var q string
+	switch pool {
+	case periscope.PoolMonthly:
+		q = `UPDATE accounts SET
+			credits_used = (CASE WHEN credits_period = ? THEN credits_used ELSE 0 END) + ?,
+			oem_credits_used = CASE WHEN credits_period = ? THEN oem_credits_used ELSE 0 END,
+			credits_period = ?
+		WHERE id = ? AND (CASE WHEN credits_period = ? THEN credits_used ELSE 0 END) + ? <= credits_per_month`
+	case periscope.PoolOEM:
+		q = `UPDATE accounts SET
+			oem_credits_used = (CASE WHEN credits_period = ? THEN oem_credits_used ELSE 0 END) + ?,
+			credits_used = CASE WHEN credits_period = ? THEN credits_used ELSE 0 END,
+			credits_period = ?
+		WHERE id = ? AND (CASE WHEN credits_period = ? THEN oem_credits_used ELSE 0 END) + ? <= oem_credits_per_month`
+	default:
+		return period, nil
+	}
+	res, err := s.exec(ctx, q, period, n, period, period, accountID, period, n)
+	if err != nil {
+		return "", fmt.Errorf("reserve credits: %w", err)
+	}
+	if k, _ := res.RowsAffected(); k == 1 {
+		return period, nil
+	}
+	renews := periscope.NextRenewal(s.Now()).Format("2006-01-02 15:04 UTC")
+	if pool == periscope.PoolOEM {
+		return "", periscope.Errorf(periscope.EOEMCreditsExhausted, "The account's OEM credits for this month are spent; they renew on %s.", renews)
+	}
+	return "", periscope.Errorf(periscope.ECreditsExhausted, "The account's credits for this month are spent; they renew on %s.", renews)
+}
+
+// Refund gives back n credits reserved in period (as Reserve returned it).
+// Credits reserved before a renewal are not given back into the new month.
+func (s *Store) Refund(ctx context.Context, accountID string, pool periscope.Pool, n int64, period string) error {
+	col := "credits_used"
+	switch pool {
+	case periscope.PoolMonthly:
+	case periscope.PoolOEM:
+		col = "oem_credits_used"
+	default:
+		return nil
+	}
+	_, err := s.exec(ctx, `UPDATE accounts SET `+col+` = `+col+` - ? WHERE id = ? AND credits_period = ? AND `+col+` >= ?`,
+		n, accountID, period, n)
+	if err != nil {
+		return fmt.Errorf("refund credits: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// dialect holds every difference between the two engines.
+type dialect interface {
+	name() string
+	driver() string
+	dsn(string) string
+	configure(*sql.DB)
+	rebind(string) string
+	lockMigrations(context.Context, *Tx) error
+}
+
+func dialectFor(dsn string) dialect {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return postgres{}
+	}
+	return sqliteDialect{}
+}
+
+type sqliteDialect struct{}
+
+func (sqliteDialect) name() string   { return "sqlite" }
+func (sqliteDialect) driver() string { return "sqlite" }
+
+func (sqliteDialect) dsn(path string) string {
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", p)
+	}
+	// Write transactions take the write lock at BEGIN, so two writers never
+	// deadlock upgrading read locks; the busy timeout queues them instead.
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+func (sqliteDialect) configure(db *sql.DB) {
+	n := 2 * runtime.GOMAXPROCS(0)
+	if n < 4 {
+		n = 4
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+}
+
+func (sqliteDialect) rebind(q string) string { return q }
+
+func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } // BEGIN IMMEDIATE already serialises
+
+type postgres struct{}
+
+func (postgres) name() string        { return "postgres" }
+func (postgres) driver() string      { return "pgx" }
+func (postgres) dsn(s string) string { return s }
+
+func (postgres) configure(db *sql.DB) {
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(16)
+}
+
+// rebind turns ? into $1, $2, ... outside of quoted strings.
+func (postgres) rebind(q string) string {
+	if !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 8)
+	n := 0
+	inQuote := false
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '\'':
+			inQuote = !inQuote
+			b.WriteByte(c)
+		case c == '?' && !inQuote:
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func (postgres) lockMigrations(ctx context.Context, tx *Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7271937)`)
+	return err
+}
+
+// isUniqueViolation reports whether err is a unique or primary-key violation,
+// by the engine's error code.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	var sqErr *sqlite.Error
+	if errors.As(err, &sqErr) {
+		c := sqErr.Code()
+		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+// IsUniqueViolation is isUniqueViolation for capability packages.
+func IsUniqueViolation(err error) bool { return isUniqueViolation(err) }

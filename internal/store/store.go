@@ -1,0 +1,201 @@
+// Package store is Periscope's storage: one Store on database/sql for SQLite
+// (the embedded default) and PostgreSQL. SQL is written by hand; the few
+// differences between the two engines live in dialect.go.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Store is the database. It is safe for concurrent use.
+type Store struct {
+	db      *sql.DB
+	dialect dialect
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+}
+
+// Open opens the database named by dsn: a postgres:// (or postgresql://) URL
+// for PostgreSQL, anything else a SQLite file path (":memory:" is refused:
+// each connection would get its own database).
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	d := dialectFor(dsn)
+	db, err := sql.Open(d.driver(), d.dsn(dsn))
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", d.name(), err)
+	}
+	d.configure(db)
+	s := &Store{db: db, dialect: d, Now: time.Now}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to %s database: %w", d.name(), err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Dialect returns "sqlite" or "postgres".
+func (s *Store) Dialect() string { return s.dialect.name() }
+
+// DB returns the underlying handle, for packages of capabilities that keep
+// their own tables (they use Rebind for placeholders).
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Rebind rewrites ? placeholders for the store's engine.
+func (s *Store) Rebind(q string) string { return s.dialect.rebind(q) }
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return s.db.ExecContext(ctx, s.dialect.rebind(q), args...)
+}
+
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return s.db.QueryContext(ctx, s.dialect.rebind(q), args...)
+}
+
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return s.db.QueryRowContext(ctx, s.dialect.rebind(q), args...)
+}
+
+// Tx runs fn in a transaction, committing when fn returns nil.
+func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	tx := &Tx{tx: sqlTx, d: s.dialect}
+	if err := fn(tx); err != nil {
+		sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Tx is a transaction with the store's placeholder rebinding.
+type Tx struct {
+	tx *sql.Tx
+	d  dialect
+}
+
+// Exec runs a statement written with ? placeholders.
+func (t *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, t.d.rebind(q), args...)
+}
+
+// Query runs a query written with ? placeholders.
+func (t *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.d.rebind(q), args...)
+}
+
+// QueryRow runs a one-row query written with ? placeholders.
+func (t *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.d.rebind(q), args...)
+}
+
+// Migration is one embedded schema change.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations lists the embedded migrations of the store's engine, in order.
+func (s *Store) Migrations() ([]Migration, error) {
+	dir := path.Join("migrations", s.dialect.name())
+	entries, err := fs.ReadDir(migrations, dir)
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	var ms []Migration
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with a number and _", e.Name())
+		}
+		b, err := migrations.ReadFile(path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, Migration{Version: v, Name: e.Name(), SQL: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].Version == ms[i-1].Version {
+			return nil, fmt.Errorf("migrations %s and %s share a number", ms[i-1].Name, ms[i].Name)
+		}
+	}
+	return ms, nil
+}
+
+// Migrate applies the migrations not yet recorded in schema_migrations, each
+// in its own transaction, and returns the names it applied.
+func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+	if _, err := s.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		return nil, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	ms, err := s.Migrations()
+	if err != nil {
+		return nil, err
+	}
+	var applied []string
+	for _, m := range ms {
+		err := s.Tx(ctx, func(tx *Tx) error {
+			if err := s.dialect.lockMigrations(ctx, tx); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.Version).Scan(&n); err != nil {
+				return fmt.Errorf("read schema_migrations: %w", err)
+			}
+			if n > 0 {
+				return errSkip
+			}
+			if _, err := tx.tx.ExecContext(ctx, m.SQL); err != nil {
+				return fmt.Errorf("apply migration %s: %w", m.Name, err)
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.Version, m.Name, s.Now().Unix())
+			return err
+		})
+		if errors.Is(err, errSkip) {
+			continue
+		}
+		if err != nil {
+			return applied, err
+		}
+		applied = append(applied, m.Name)
+	}
+	return applied, nil
+}
+
+var errSkip = errors.New("skip")

@@ -1,0 +1,195 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
+)
+
+func newAccount(t *testing.T, s *store.Store, company string, credits int64) (periscope.Account, periscope.User) {
+	t.Helper()
+	a := periscope.Account{Company: company, Plan: "test", CreditsPerMonth: credits, OEMCreditsPerMonth: credits, MaxResultsPerRequest: 100}
+	u := periscope.User{Email: company + "@example.com", FirstName: "F", LastName: "L"}
+	if err := s.CreateAccount(context.Background(), &a, &u); err != nil {
+		t.Fatalf("create account: %v", err)
+	}
+	return a, u
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		applied, err := s.Migrate(context.Background())
+		if err != nil || len(applied) != 0 {
+			t.Fatalf("second Migrate applied %v, %v", applied, err)
+		}
+	})
+}
+
+func TestKeys(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a, u := newAccount(t, s, "acme", 10)
+		key, k, err := s.CreateKey(ctx, a.ID, u.ID, "ci")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(key) != 64 || k.Prefix != key[:8] {
+			t.Fatalf("key %q prefix %q", key, k.Prefix)
+		}
+		p, err := s.Authenticate(ctx, key)
+		if err != nil || p.Account.ID != a.ID || p.User.Email != u.Email || p.Key.ID != k.ID {
+			t.Fatalf("Authenticate = %+v, %v", p, err)
+		}
+		for _, bad := range []string{"", "nope", key + "x", key[:63]} {
+			if _, err := s.Authenticate(ctx, bad); periscope.ErrorCode(err) != periscope.EUnauthorized {
+				t.Errorf("Authenticate(%q) = %v, want unauthorized", bad, err)
+			}
+		}
+		if _, err := s.RevokeKey(ctx, k.Prefix); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Authenticate(ctx, key); periscope.ErrorCode(err) != periscope.EUnauthorized {
+			t.Errorf("revoked key: %v", err)
+		}
+		if _, err := s.RevokeKey(ctx, "ffffffff"); !periscope.IsNotFound(err) {
+			t.Errorf("revoke unknown: %v", err)
+		}
+	})
+}
+
+func TestCreditsExactUnderConcurrency(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		const credits, callers = 25, 200
+		a, _ := newAccount(t, s, "race", credits)
+		var ok, exhausted atomic.Int64
+		var wg sync.WaitGroup
+		for i := 0; i < callers; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.Reserve(ctx, a.ID, periscope.PoolMonthly, 1)
+				switch periscope.ErrorCode(err) {
+				case "":
+					ok.Add(1)
+				case periscope.ECreditsExhausted:
+					exhausted.Add(1)
+				default:
+					t.Errorf("Reserve: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if ok.Load() != credits || exhausted.Load() != callers-credits {
+			t.Fatalf("ok=%d exhausted=%d, want %d and %d", ok.Load(), exhausted.Load(), credits, callers-credits)
+		}
+		got, _ := s.Account(ctx, a.ID)
+		if got.CreditsUsed != credits || got.OEMCreditsUsed != 0 {
+			t.Fatalf("used %d / oem %d", got.CreditsUsed, got.OEMCreditsUsed)
+		}
+	})
+}
+
+func TestCreditsRenewAndRefund(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 1, 31, 23, 59, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		a, _ := newAccount(t, s, "renew", 2)
+		p1, err := s.Reserve(ctx, a.ID, periscope.PoolOEM, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Reserve(ctx, a.ID, periscope.PoolOEM, 2); periscope.ErrorCode(err) != periscope.EOEMCreditsExhausted {
+			t.Fatalf("over-reserve: %v", err)
+		}
+		now = time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+		// A refund of January's reservation must not credit February.
+		if err := s.Refund(ctx, a.ID, periscope.PoolOEM, 1, p1); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			if _, err := s.Reserve(ctx, a.ID, periscope.PoolOEM, 1); err != nil {
+				t.Fatalf("February reserve %d: %v", i, err)
+			}
+		}
+		if _, err := s.Reserve(ctx, a.ID, periscope.PoolOEM, 1); !errors.Is(err, err) || periscope.ErrorCode(err) != periscope.EOEMCreditsExhausted {
+			t.Fatalf("third February reserve: %v", err)
+		}
+		got, _ := s.Account(ctx, a.ID)
+		if got.CreditsPeriod != "2026-02" || got.OEMCreditsUsed != 2 || got.CreditsUsed != 0 {
+			t.Fatalf("after renewal: %+v", got)
+		}
+	})
+}
+
+func TestAssetsAndTenancy(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a, _ := newAccount(t, s, "a", 1)
+		b, _ := newAccount(t, s, "b", 1)
+		oa := periscope.Organization{AccountID: a.ID, Name: "A"}
+		ob := periscope.Organization{AccountID: b.ID, Name: "B"}
+		oa2 := periscope.Organization{AccountID: a.ID, Name: "A2"}
+		for _, o := range []*periscope.Organization{&oa, &ob, &oa2} {
+			if err := s.CreateOrganization(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !oa.IsDefault || !ob.IsDefault || oa2.IsDefault {
+			t.Fatalf("defaults: %v %v %v", oa.IsDefault, ob.IsDefault, oa2.IsDefault)
+		}
+		dom := periscope.Asset{OrganizationID: oa.ID, AccountID: a.ID, Kind: periscope.AssetDomain, Value: "example.com"}
+		if created, err := s.AddAsset(ctx, dom); err != nil || !created {
+			t.Fatalf("add: %v %v", created, err)
+		}
+		if created, err := s.AddAsset(ctx, dom); err != nil || created {
+			t.Fatalf("re-add: %v %v", created, err)
+		}
+		// Same account, other org: allowed.
+		if _, err := s.AddAsset(ctx, periscope.Asset{OrganizationID: oa2.ID, AccountID: a.ID, Kind: periscope.AssetDomain, Value: "example.com"}); err != nil {
+			t.Fatalf("same account other org: %v", err)
+		}
+		// Other account: conflict.
+		if _, err := s.AddAsset(ctx, periscope.Asset{OrganizationID: ob.ID, AccountID: b.ID, Kind: periscope.AssetDomain, Value: "example.com"}); periscope.ErrorCode(err) != periscope.EConflict {
+			t.Fatalf("other account: %v", err)
+		}
+		// Other account's org: not found.
+		if _, err := s.AddAsset(ctx, periscope.Asset{OrganizationID: ob.ID, AccountID: a.ID, Kind: periscope.AssetDomain, Value: "x.com"}); !periscope.IsNotFound(err) {
+			t.Fatalf("foreign org: %v", err)
+		}
+		r := periscope.Asset{OrganizationID: oa.ID, AccountID: a.ID, Kind: periscope.AssetIPRange, Value: "8.8.8.0/24"}
+		if _, err := s.AddAsset(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AddAsset(ctx, periscope.Asset{OrganizationID: ob.ID, AccountID: b.ID, Kind: periscope.AssetIPRange, Value: "8.8.8.128/25"}); periscope.ErrorCode(err) != periscope.EConflict {
+			t.Fatalf("overlapping range: %v", err)
+		}
+		if err := s.DeleteOrganization(ctx, a.ID, oa.ID); periscope.ErrorCode(err) != periscope.EDefaultOrganization {
+			t.Fatalf("delete default: %v", err)
+		}
+		if err := s.DeleteOrganization(ctx, b.ID, oa2.ID); !periscope.IsNotFound(err) {
+			t.Fatalf("delete foreign: %v", err)
+		}
+		if err := s.RemoveAsset(ctx, dom); err != nil {
+			t.Fatal(err)
+		}
+		// Still held by oa2, so b still conflicts; after deleting oa2 it is free.
+		if _, err := s.AddAsset(ctx, periscope.Asset{OrganizationID: ob.ID, AccountID: b.ID, Kind: periscope.AssetDomain, Value: "example.com"}); periscope.ErrorCode(err) != periscope.EConflict {
+			t.Fatalf("still claimed: %v", err)
+		}
+		if err := s.DeleteOrganization(ctx, a.ID, oa2.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AddAsset(ctx, periscope.Asset{OrganizationID: ob.ID, AccountID: b.ID, Kind: periscope.AssetDomain, Value: "example.com"}); err != nil {
+			t.Fatalf("after release: %v", err)
+		}
+	})
+}
