@@ -1,0 +1,197 @@
+// Package host is the model of the internet host index: one Host per FQDN
+// (or per bare IP when no name is known), built by merging observations
+// from many sources (scanners, passive DNS, HTTP probes, imports).
+//
+// The JSON encoding of Host is the host object of API.md §4.4: every list
+// encodes as [] (never null), every integer as a JSON integer, and
+// ip_address is omitted when unknown.
+package host
+
+import (
+	"encoding/json"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// Host is one indexed host. Times are Unix epoch seconds; 0 means unknown.
+type Host struct {
+	Host      string `json:"host"`
+	Domain    string `json:"domain"`
+	TLD       string `json:"tld"`
+	Subdomain string `json:"subdomain"`
+	IPAddress string `json:"ip_address,omitempty"`
+
+	IsLive       bool `json:"is_live"`
+	IsResolvable bool `json:"is_resolvable"`
+	IsCloud      bool `json:"is_cloud"`
+	IsCDN        bool `json:"is_cdn"`
+	IsCloudflare bool `json:"is_cloudflare"`
+	HasIPv6      bool `json:"has_ipv6"`
+	HasPrivateIP bool `json:"has_private_ip"`
+
+	CDN   string `json:"cdn"`
+	Cloud Cloud  `json:"cloud"`
+	DNS   DNS    `json:"dns"`
+
+	HTTPStatusCode int    `json:"http_status_code"`
+	HTTPTitle      string `json:"http_title"`
+
+	IPMetadata IPMetadata `json:"ip_metadata"`
+
+	NetworkPorts    []int     `json:"network_ports"`
+	NetworkServices []Service `json:"network_services"`
+	Products        []string  `json:"products"`
+	Tags            []string  `json:"tags"`
+	Web             []string  `json:"web"`
+	Cert            Cert      `json:"cert_object"`
+
+	FirstSeen int64 `json:"first_seen"`
+	LastSeen  int64 `json:"last_seen"`
+}
+
+// Cloud is the cloud provider and region hosting the host's IP.
+type Cloud struct {
+	Provider string `json:"provider"`
+	Region   string `json:"region"`
+}
+
+// DNS holds the host's DNS records by type. PTR holds the reverse names of
+// the host's IP addresses.
+type DNS struct {
+	A     []string `json:"a"`
+	AAAA  []string `json:"aaaa"`
+	CNAME []string `json:"cname"`
+	MX    []string `json:"mx"`
+	NS    []string `json:"ns"`
+	PTR   []string `json:"ptr"`
+	TXT   []string `json:"txt"`
+}
+
+// IPMetadata is the network and geographic data of the host's IP.
+type IPMetadata struct {
+	ASN               int     `json:"asn"`
+	Organization      string  `json:"organization"`
+	ISP               string  `json:"isp"`
+	CountryCode       string  `json:"country_code"`
+	CountryName       string  `json:"country_name"`
+	CityName          string  `json:"city_name"`
+	Region            string  `json:"region"`
+	PostalCode        string  `json:"postal_code"`
+	LocationLatitude  float64 `json:"location_latitude"`
+	LocationLongitude float64 `json:"location_longitude"`
+}
+
+// Service is one open port and what answered on it.
+type Service struct {
+	Port      int    `json:"port"`
+	Protocol  string `json:"protocol"` // "tcp" or "udp"
+	Service   string `json:"service"`
+	Product   string `json:"product"`
+	Version   string `json:"version"`
+	Banner    string `json:"banner"`
+	FirstSeen int64  `json:"first_seen"`
+	LastSeen  int64  `json:"last_seen"`
+}
+
+// Cert summarises the TLS certificate the host presented. NotBefore and
+// NotAfter are Unix epoch seconds.
+type Cert struct {
+	SubjectCommonName  string   `json:"subject_common_name"`
+	SubjectOrg         string   `json:"subject_organization"`
+	IssuerCommonName   string   `json:"issuer_common_name"`
+	IssuerOrg          string   `json:"issuer_organization"`
+	NotBefore          int64    `json:"not_before"`
+	NotAfter           int64    `json:"not_after"`
+	DNSNames           []string `json:"dns_names"`
+	SerialNumber       string   `json:"serial_number"`
+	SHA256Fingerprint  string   `json:"sha256_fingerprint"`
+	SHA1Fingerprint    string   `json:"sha1_fingerprint"`
+	MD5Fingerprint     string   `json:"md5_fingerprint"`
+	SignatureAlgorithm string   `json:"signature_algorithm"`
+}
+
+// MarshalJSON encodes the host object of API.md §4.4 from a derived copy of
+// h (see Derive), so lists are [] and flags agree with the data.
+func (h Host) MarshalJSON() ([]byte, error) {
+	h.Derive()
+	type plain Host // no MarshalJSON: avoids recursion
+	return json.Marshal(plain(h))
+}
+
+// Derive puts h in canonical form: every list sorted, deduplicated and
+// non-nil, services ordered by (port, protocol), network_ports covering every
+// service port, and the flags that follow from the data set (is_cloud,
+// is_cdn, is_cloudflare, has_ipv6, has_private_ip, is_resolvable, is_live).
+// Derived flags are only ever turned on, never off: a flag set by an
+// enrichment step stays set.
+func (h *Host) Derive() {
+	h.DNS.A = sortedSet(h.DNS.A)
+	h.DNS.AAAA = sortedSet(h.DNS.AAAA)
+	h.DNS.CNAME = sortedSet(h.DNS.CNAME)
+	h.DNS.MX = sortedSet(h.DNS.MX)
+	h.DNS.NS = sortedSet(h.DNS.NS)
+	h.DNS.PTR = sortedSet(h.DNS.PTR)
+	h.DNS.TXT = sortedSet(h.DNS.TXT)
+	h.Products = sortedSet(h.Products)
+	h.Tags = sortedSet(h.Tags)
+	h.Web = sortedSet(h.Web)
+	h.Cert.DNSNames = sortedSet(h.Cert.DNSNames)
+	h.NetworkServices = mergeServices(nil, h.NetworkServices)
+	ports := h.NetworkPorts
+	for _, s := range h.NetworkServices {
+		ports = append(ports, s.Port)
+	}
+	h.NetworkPorts = sortedSet(ports)
+
+	h.IsCloud = h.IsCloud || h.Cloud.Provider != ""
+	h.IsCDN = h.IsCDN || h.CDN != ""
+	h.IsCloudflare = h.IsCloudflare || strings.EqualFold(h.CDN, "cloudflare") ||
+		strings.EqualFold(h.Cloud.Provider, "cloudflare")
+	h.IsResolvable = h.IsResolvable || len(h.DNS.A) > 0 || len(h.DNS.AAAA) > 0
+	h.IsLive = h.IsLive || h.HTTPStatusCode > 0 || len(h.NetworkPorts) > 0
+	h.HasIPv6 = h.HasIPv6 || len(h.DNS.AAAA) > 0 || isIPv6(h.IPAddress)
+	h.HasPrivateIP = h.HasPrivateIP || isPrivate(h.IPAddress) ||
+		slices.ContainsFunc(h.DNS.A, isPrivate) || slices.ContainsFunc(h.DNS.AAAA, isPrivate)
+}
+
+func isIPv6(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Is6() && !a.Is4In6()
+}
+
+func isPrivate(s string) bool {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap()
+	return a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsUnspecified() ||
+		cgnat.Contains(a)
+}
+
+// cgnat is the shared address space of RFC 6598, private in practice.
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// sortedSet returns s sorted and deduplicated, without zero values ("" and
+// port 0), and never nil. s itself is not modified: a slice already in that
+// form is returned as is, otherwise a sorted copy.
+func sortedSet[T int | string](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	var zero T
+	canonical := true
+	for i, v := range s {
+		if v == zero || (i > 0 && s[i-1] >= v) {
+			canonical = false
+			break
+		}
+	}
+	if canonical {
+		return s
+	}
+	s = slices.DeleteFunc(slices.Clone(s), func(v T) bool { return v == zero })
+	slices.Sort(s)
+	return slices.Compact(s)
+}
