@@ -1,7 +1,6 @@
 package typo
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 )
@@ -15,7 +14,13 @@ type generator struct {
 	opts   Options
 
 	seen  map[string]struct{}
-	cands []Candidate // Unicode domains, in generation order
+	cands []pending // Unicode domains, in generation order
+}
+
+// pending is a candidate before encoding; fuzzer indexes FuzzerNames.
+type pending struct {
+	fuzzer int
+	domain string
 }
 
 func newGenerator(n Name, opts Options) *generator {
@@ -25,7 +30,7 @@ func newGenerator(n Name, opts Options) *generator {
 		suffix: "." + n.Suffix,
 		opts:   opts,
 		seen:   make(map[string]struct{}, 4096),
-		cands:  make([]Candidate, 0, 4096),
+		cands:  make([]pending, 0, 4096),
 	}
 	if n.Subdomain != "" {
 		g.prefix = n.Subdomain + "."
@@ -34,22 +39,27 @@ func newGenerator(n Name, opts Options) *generator {
 }
 
 // addDomain records a full Unicode domain unless an earlier fuzzer made it.
-func (g *generator) addDomain(fuzzer, domain string) {
+func (g *generator) addDomain(fuzzer int, domain string) {
 	if _, dup := g.seen[domain]; dup {
 		return
 	}
 	g.seen[domain] = struct{}{}
-	g.cands = append(g.cands, Candidate{Fuzzer: fuzzer, Domain: domain})
+	g.cands = append(g.cands, pending{fuzzer: fuzzer, domain: domain})
 }
 
 // add records a variant of the registrable label.
-func (g *generator) add(fuzzer, label string) {
+func (g *generator) add(fuzzer int, label string) {
 	g.addDomain(fuzzer, g.prefix+label+g.suffix)
+}
+
+// fuzzerIndex returns the position of name in FuzzerNames.
+func fuzzerIndex(name string) int {
+	return slices.Index(FuzzerNames(), name)
 }
 
 func (g *generator) run(enabled map[string]bool) {
 	if enabled[Original] {
-		g.add(Original, g.name.Label)
+		g.add(fuzzerIndex(Original), g.name.Label)
 	}
 	steps := []struct {
 		name string
@@ -72,7 +82,8 @@ func (g *generator) run(enabled map[string]bool) {
 	}
 	for _, s := range steps {
 		if enabled[s.name] {
-			s.fn(func(l string) { g.add(s.name, l) })
+			f := fuzzerIndex(s.name)
+			s.fn(func(l string) { g.add(f, l) })
 		}
 	}
 	if enabled[TLDSwap] {
@@ -84,25 +95,44 @@ func (g *generator) run(enabled map[string]bool) {
 }
 
 // finish encodes, validates, removes names that collide once encoded and
-// sorts the result.
+// sorts the result by fuzzer name, then domain.
 func (g *generator) finish() []Candidate {
+	names := FuzzerNames()
+	buckets := make([][]string, len(names))
 	enc := newEncoder()
-	out := g.cands[:0]
-	seen := make(map[string]struct{}, len(g.cands))
+	var encoded map[string]struct{}
+	total := 0
 	for _, c := range g.cands {
-		d, ok := enc.domainToASCII(c.Domain)
+		d, ok := enc.domainToASCII(c.domain)
 		if !ok {
 			continue
 		}
-		if _, dup := seen[d]; dup {
-			continue
+		// Distinct Unicode names can only collide once encoded through an
+		// A-label; track just those.
+		if strings.Contains(d, "xn--") {
+			if encoded == nil {
+				encoded = make(map[string]struct{}, len(g.cands))
+			}
+			if _, dup := encoded[d]; dup {
+				continue
+			}
+			encoded[d] = struct{}{}
 		}
-		seen[d] = struct{}{}
-		out = append(out, Candidate{Fuzzer: c.Fuzzer, Domain: d})
+		buckets[c.fuzzer] = append(buckets[c.fuzzer], d)
+		total++
 	}
-	slices.SortFunc(out, func(a, b Candidate) int {
-		return cmp.Or(cmp.Compare(a.Fuzzer, b.Fuzzer), cmp.Compare(a.Domain, b.Domain))
-	})
+	order := make([]int, len(names))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+	out := make([]Candidate, 0, total)
+	for _, f := range order {
+		slices.Sort(buckets[f])
+		for _, d := range buckets[f] {
+			out = append(out, Candidate{Fuzzer: names[f], Domain: d})
+		}
+	}
 	return out
 }
 
@@ -368,7 +398,7 @@ func (g *generator) tldSwap() {
 		if t == "" || t == g.name.Suffix {
 			continue
 		}
-		g.addDomain(TLDSwap, g.prefix+g.name.Label+"."+t)
+		g.addDomain(fuzzerIndex(TLDSwap), g.prefix+g.name.Label+"."+t)
 	}
 }
 
@@ -376,20 +406,21 @@ func (g *generator) tldSwap() {
 // suffix cut to its last label, and the subdomain glued to the label.
 func (g *generator) various() {
 	l, t, sub := g.name.Label, g.name.Suffix, g.name.Subdomain
+	v := fuzzerIndex(Various)
 	if strings.Contains(t, ".") {
-		g.addDomain(Various, g.prefix+l+"."+t[strings.LastIndexByte(t, '.')+1:])
-		g.addDomain(Various, g.prefix+l+t)
+		g.addDomain(v, g.prefix+l+"."+t[strings.LastIndexByte(t, '.')+1:])
+		g.addDomain(v, g.prefix+l+t)
 	} else {
-		g.addDomain(Various, g.prefix+l+t+"."+t)
+		g.addDomain(v, g.prefix+l+t+"."+t)
 		if t != "com" {
-			g.addDomain(Various, g.prefix+l+"-"+t+".com")
-			g.addDomain(Various, g.prefix+l+t+".com")
+			g.addDomain(v, g.prefix+l+"-"+t+".com")
+			g.addDomain(v, g.prefix+l+t+".com")
 		}
 	}
 	if sub != "" {
-		g.addDomain(Various, sub+l+"."+t)
-		g.addDomain(Various, strings.ReplaceAll(sub, ".", "")+l+"."+t)
-		g.addDomain(Various, sub+"-"+l+"."+t)
-		g.addDomain(Various, strings.ReplaceAll(sub, ".", "-")+"-"+l+"."+t)
+		g.addDomain(v, sub+l+"."+t)
+		g.addDomain(v, strings.ReplaceAll(sub, ".", "")+l+"."+t)
+		g.addDomain(v, sub+"-"+l+"."+t)
+		g.addDomain(v, strings.ReplaceAll(sub, ".", "-")+"-"+l+"."+t)
 	}
 }
