@@ -130,17 +130,17 @@ func IPRange(s string, lim Limits) (netip.Prefix, error) {
 		return bad("%q is an IPv4-mapped IPv6 range; give the IPv4 form", s)
 	}
 	p = p.Masked()
+	for _, r := range reserved {
+		if r.Overlaps(p) {
+			return bad("%s is not public unicast space (it overlaps %s)", p, r)
+		}
+	}
 	min := lim.MinPrefixV4
 	if p.Addr().Is6() {
 		min = lim.MinPrefixV6
 	}
 	if p.Bits() < min {
 		return bad("%s is larger than the allowed /%d", p, min)
-	}
-	for _, r := range reserved {
-		if r.Overlaps(p) {
-			return bad("%s is not public unicast space (it overlaps %s)", p, r)
-		}
 	}
 	if p.Addr().Is6() && !netip.MustParsePrefix("2000::/3").Contains(p.Addr()) {
 		return bad("%s is not global unicast IPv6 space", p)

@@ -44,6 +44,8 @@ func (sqliteDialect) dsn(path string) string {
 	// Write transactions take the write lock at BEGIN, so two writers never
 	// deadlock upgrading read locks; the busy timeout queues them instead.
 	q.Set("_txlock", "immediate")
+	// The path is a URI path: escape the characters URIs give a meaning to.
+	path = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f").Replace(path)
 	return "file:" + path + "?" + q.Encode()
 }
 

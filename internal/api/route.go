@@ -1,0 +1,273 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/periscope"
+)
+
+// handlerFunc is the one handler style: return an error, the adapter writes it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// entitlement is what an account must have to call a route.
+type entitlement int
+
+const (
+	needNothing entitlement = iota
+	needEnterprise
+	needOEM
+)
+
+// policy is how the wrapper treats a route.
+type policy struct {
+	public bool // no key needed (health, metrics, OpenAPI, docs)
+	need   entitlement
+	pool   periscope.Pool // which credits a 2xx costs; PoolNone for free routes
+	family string         // rate-limit family
+}
+
+// The route policies of API.md §3.
+var (
+	public        = policy{public: true}
+	free          = policy{family: "general"}
+	charged       = policy{family: "general", pool: periscope.PoolMonthly}
+	enterprise    = policy{family: "general", need: needEnterprise}
+	oemCharged    = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM}
+	oemFree       = policy{family: "oem", need: needOEM}
+	oemAuditLimit = policy{family: "oem-audit", need: needOEM}
+)
+
+// route is one entry of the API map.
+type route struct {
+	Method  string
+	Path    string // ServeMux pattern path, e.g. /api/v1/host/{host}
+	policy  policy
+	handler handlerFunc
+}
+
+// handle registers a route: pattern is "METHOD /path".
+func (s *Server) handle(pattern string, p policy, h handlerFunc) {
+	method, path, _ := strings.Cut(pattern, " ")
+	s.routes = append(s.routes, route{Method: method, Path: path, policy: p, handler: h})
+	s.mux.Handle(pattern, s.wrap(pattern, p, h))
+}
+
+// Routes lists the registered routes as "METHOD /path" patterns (for the
+// OpenAPI test and the docs).
+func (s *Server) Routes() []string {
+	out := make([]string, len(s.routes))
+	for i, r := range s.routes {
+		out[i] = r.Method + " " + r.Path
+	}
+	return out
+}
+
+var (
+	errUnavailable = periscope.Errorf(periscope.EUnavailable, "The server is shutting down; retry shortly.")
+	errNotFound    = periscope.Errorf(periscope.ENotFound, "No such route.")
+)
+
+func errInternal(v any) error {
+	return &periscope.Error{Code: periscope.EInternal, Message: "internal", Err: fmt.Errorf("panic: %v", v)}
+}
+
+// wrap returns the route's full chain.
+func (s *Server) wrap(pattern string, p policy, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info(r.Context()).route = pattern
+		if p.public {
+			if err := h(w, r); err != nil {
+				s.writeError(w, r, err)
+			}
+			return
+		}
+		if err := s.serveAPI(w, r, p, h); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// serveAPI is the chain of every authenticated route, in order: failed-auth
+// limit per IP, key, per-key rate limit, entitlement, body bounds, credit
+// reservation, handler, refund on failure, audit record for OEM routes.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h handlerFunc) (err error) {
+	ip := clientIP(r)
+	if res := s.failures.Peek(ip, s.cfg.AuthFailLimit); !res.Allowed {
+		s.metrics.rateLimited.WithLabelValues("auth").Inc()
+		return rateLimited(res.RetryAfter(s.now()), "Too many failed authentications from this address.")
+	}
+	// Header lookup is case-insensitive by canonicalisation (X-Api-Key, x-api-key).
+	principal, err := s.store.Authenticate(r.Context(), r.Header.Get("X-API-KEY"))
+	if err != nil {
+		if periscope.ErrorCode(err) == periscope.EUnauthorized {
+			s.failures.Allow(ip, s.cfg.AuthFailLimit)
+		}
+		return err
+	}
+	acct := principal.Account
+	in := info(r.Context())
+	in.keyPrefix, in.accountID = principal.Key.Prefix, acct.ID
+	ctx := context.WithValue(r.Context(), ctxPrincipal, &principal)
+	r = r.WithContext(ctx)
+
+	limit := s.cfg.RateLimit
+	if p.family == "oem-audit" {
+		limit = s.cfg.AuditRateLimit
+	}
+	if acct.RateLimit > 0 {
+		limit = acct.RateLimit
+	}
+	res := s.limiter.Allow(principal.Key.ID+"|"+p.family, limit)
+	if limit > 0 {
+		h := w.Header()
+		h.Set("X-RateLimit-Limit", fmt.Sprint(res.Limit))
+		h.Set("X-RateLimit-Remaining", fmt.Sprint(res.Remaining))
+		h.Set("X-RateLimit-Reset", fmt.Sprint(res.Reset.Unix()))
+	}
+	if !res.Allowed {
+		s.metrics.rateLimited.WithLabelValues(p.family).Inc()
+		return rateLimited(res.RetryAfter(s.now()), "Rate limit exceeded: %d requests per minute for this key.", limit)
+	}
+
+	oem := strings.HasPrefix(r.URL.Path, "/api/v1/oem/")
+	status, charged := 0, 0
+	if oem {
+		defer func() {
+			if err != nil {
+				status = statusOf[periscope.ErrorCode(err)]
+				if status == 0 {
+					status = http.StatusInternalServerError
+				}
+			}
+			s.audit(r, &principal, status, charged)
+		}()
+	}
+
+	switch {
+	case p.need == needEnterprise && !acct.Enterprise:
+		return periscope.Errorf(periscope.EEnterpriseRequired, "This route needs an Enterprise account.")
+	case p.need == needOEM && !acct.OEM:
+		return periscope.Errorf(periscope.EOEMRequired, "This route needs the OEM module.")
+	}
+	if err := s.readBody(w, r, oem); err != nil {
+		return err
+	}
+
+	period := ""
+	if p.pool != periscope.PoolNone {
+		if period, err = s.store.Reserve(r.Context(), acct.ID, p.pool, 1); err != nil {
+			return err
+		}
+	}
+	rec := &recorder{ResponseWriter: w}
+	defer func() {
+		if p.pool == periscope.PoolNone {
+			return
+		}
+		if err == nil && rec.status >= 200 && rec.status < 300 {
+			charged = 1
+			s.metrics.credits.WithLabelValues(poolName(p.pool)).Inc()
+			return
+		}
+		// Failed (or panicked): give the credit back. A fresh context, so a
+		// client that hung up still gets its refund.
+		if rerr := s.store.Refund(context.WithoutCancel(r.Context()), acct.ID, p.pool, 1, period); rerr != nil {
+			s.log.Error("refund failed", "request_id", requestID(r.Context()), "account", acct.ID, "err", rerr)
+		}
+	}()
+	err = h(rec, r)
+	status = rec.status
+	return err
+}
+
+func poolName(p periscope.Pool) string {
+	if p == periscope.PoolOEM {
+		return "oem"
+	}
+	return "monthly"
+}
+
+func rateLimited(after int, format string, args ...any) error {
+	return &retryError{err: periscope.Errorf(periscope.ERateLimited, format, args...), after: after}
+}
+
+// readBody bounds and buffers the body of POST/PUT/PATCH/DELETE requests:
+// an explicit non-JSON content type is a 415, more than MaxBodyBytes a 413.
+// OEM bodies must be JSON objects whose query_tags, if present, is an object.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, oem bool) error {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return nil
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+			return periscope.Errorf(periscope.EUnsupportedMedia, "Request bodies must be application/json (got %q).", clip(ct, 64))
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return periscope.Errorf(periscope.ETooLarge, "The request body is larger than %d bytes.", s.cfg.MaxBodyBytes)
+	}
+	if err != nil {
+		return periscope.Errorf(periscope.EInvalidJSON, "The request body could not be read.")
+	}
+	*r = *r.WithContext(context.WithValue(r.Context(), ctxBody, body))
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 {
+		if trimmed[0] != '{' || !json.Valid(trimmed) {
+			return periscope.Errorf(periscope.EInvalidJSON, "The request body must be a JSON object.")
+		}
+		if oem {
+			var probe struct {
+				QueryTags json.RawMessage `json:"query_tags"`
+			}
+			json.Unmarshal(trimmed, &probe)
+			if t := bytes.TrimSpace(probe.QueryTags); len(t) > 0 && string(t) != "null" && t[0] != '{' {
+				return periscope.Errorf(periscope.EInvalid, "query_tags must be a JSON object.")
+			}
+		}
+	}
+	return nil
+}
+
+// requestBody returns the buffered body.
+func requestBody(r *http.Request) []byte {
+	b, _ := r.Context().Value(ctxBody).([]byte)
+	return b
+}
+
+// principalOf returns who the request acts for (set by the wrapper).
+func principalOf(r *http.Request) *periscope.Principal {
+	p, _ := r.Context().Value(ctxPrincipal).(*periscope.Principal)
+	return p
+}
+
+// notFound answers unmatched requests: 405 with Allow when the path exists
+// for other methods, else 404.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.writeError(w, r, periscope.Errorf(periscope.EMethodNotAllowed, "%s is not allowed here; use %s.", r.Method, strings.Join(allow, " or ")))
+		return
+	}
+	s.writeError(w, r, errNotFound)
+}

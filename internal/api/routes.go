@@ -1,0 +1,34 @@
+package api
+
+// registerRoutes is the whole API map. Policies (route.go) decide
+// authentication, entitlement, credits and rate-limit family.
+func (s *Server) registerRoutes() {
+	// Operations and documentation: no key.
+	s.handle("GET /healthz", public, s.handleHealthz)
+	s.handle("GET /readyz", public, s.handleReadyz)
+	s.handle("GET /metrics", public, s.handleMetrics)
+	s.handle("GET /api/v1/openapi.json", public, s.handleOpenAPI)
+	s.handle("GET /docs", public, s.handleDocs)
+
+	// Account (§4.1).
+	s.handle("GET /api/v1/auth/status", free, s.handleAuthStatus)
+
+	// Enterprise organizations and assets (§4.2).
+	s.handle("POST /api/v1/enterprise/organizations", enterprise, s.handleCreateOrganization)
+	s.handle("GET /api/v1/enterprise/organizations", enterprise, s.handleListOrganizations)
+	s.handle("GET /api/v1/enterprise/organizations/{org_id}", enterprise, s.handleGetOrganization)
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}", enterprise, s.handleDeleteOrganization)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.addAsset("dns"))
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.removeAsset("dns"))
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.addAsset("ip-range"))
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.removeAsset("ip-range"))
+
+	// OEM account (§4.7).
+	s.handle("POST /api/v1/oem/account/audit-logs", oemAuditLimit, s.handleAuditLogs)
+	s.handle("POST /api/v1/oem/account/credits", oemFree, s.handleOEMCredits)
+
+	// Capabilities register below, one line per route.
+	// <routes:vuln>
+	// <routes:hosts>
+	// <routes:brand>
+}

@@ -1,0 +1,239 @@
+// Package api serves Periscope's HTTP API under /api/v1 (see routes.go for
+// the whole map). Every route goes through one wrapper that authenticates,
+// rate-limits, checks entitlements, bounds the body, reserves credits, and
+// records OEM requests in the audit trail, so handlers only parse, call the
+// store and write.
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/asset"
+	"github.com/periscope-oss/periscope/internal/ratelimit"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// Config holds the API's settings.
+type Config struct {
+	// RateLimit is the default per-key limit in requests per minute for
+	// every route family but the OEM audit logs; 0 turns per-key limiting off.
+	RateLimit int
+	// AuditRateLimit is the per-key limit of POST /oem/account/audit-logs.
+	AuditRateLimit int
+	// AuthFailLimit is how many failed authentications a client IP may make
+	// per minute before it gets 429s.
+	AuthFailLimit int
+	// MaxBodyBytes bounds request bodies (413 beyond).
+	MaxBodyBytes int64
+	// RangeLimits caps organization IP-range sizes.
+	RangeLimits asset.Limits
+	// Version is reported by /healthz.
+	Version string
+}
+
+// DefaultConfig returns FullHunt's published limits.
+func DefaultConfig() Config {
+	return Config{RateLimit: 60, AuditRateLimit: 15, AuthFailLimit: 30, MaxBodyBytes: 1 << 20,
+		RangeLimits: asset.DefaultLimits, Version: "dev"}
+}
+
+// Deps are the API's collaborators. Capabilities add theirs here.
+type Deps struct {
+	Store *store.Store
+	Log   *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Ready, when set, adds checks to /readyz (e.g. feed sync status).
+	Ready []func(context.Context) error
+}
+
+// Server is the HTTP API. It implements http.Handler.
+type Server struct {
+	cfg      Config
+	store    *store.Store
+	log      *slog.Logger
+	now      func() time.Time
+	limiter  *ratelimit.Limiter
+	failures *ratelimit.Limiter
+	metrics  *metrics
+	mux      *http.ServeMux
+	routes   []route
+	ready    []func(context.Context) error
+	openapi  []byte
+	draining atomic.Bool
+}
+
+// NewServer returns the API with every route registered.
+func NewServer(cfg Config, d Deps) *Server {
+	s := &Server{cfg: cfg, store: d.Store, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux()}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.limiter, s.failures = ratelimit.New(), ratelimit.New()
+	s.limiter.Now, s.failures.Now = s.now, s.now
+	s.metrics = newMetrics()
+	s.registerRoutes()
+	s.mux.HandleFunc("/", s.notFound)
+	doc, err := buildOpenAPI()
+	if err != nil {
+		// The document is embedded and tested; failing here is a build defect.
+		panic("api: embedded OpenAPI document: " + err.Error())
+	}
+	s.openapi = doc
+	return s
+}
+
+// Drain makes the server answer 503 to new API requests (shutdown begun)
+// while in-flight ones finish.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// ServeHTTP runs the outer middleware: request id, recovery, access log and
+// metrics, then the mux.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := r.Header.Get("X-Request-ID")
+	if !validRequestID(id) {
+		id = newRequestID()
+	}
+	ctx := context.WithValue(r.Context(), ctxRequestID, id)
+	info := &requestInfo{}
+	ctx = context.WithValue(ctx, ctxInfo, info)
+	r = r.WithContext(ctx)
+	rec := &recorder{ResponseWriter: w}
+	rec.Header().Set("X-Request-ID", id)
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic", "request_id", id, "path", r.URL.Path, "panic", v)
+			if rec.status == 0 {
+				s.writeError(rec, r, errInternal(v))
+			}
+		}
+		s.observe(r, rec, info, time.Since(start))
+	}()
+	if s.draining.Load() && strings.HasPrefix(r.URL.Path, "/api/") {
+		s.writeError(rec, r, errUnavailable)
+		return
+	}
+	s.mux.ServeHTTP(rec, r)
+}
+
+func (s *Server) observe(r *http.Request, rec *recorder, info *requestInfo, d time.Duration) {
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	route := info.route
+	if route == "" {
+		route = "unmatched"
+	}
+	s.metrics.observe(route, r.Method, status, d)
+	attrs := []slog.Attr{
+		slog.String("request_id", requestID(r.Context())),
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path), // never the query: a key pasted there must not be logged
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Int64("bytes", rec.bytes),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+		slog.String("remote", clientIP(r)),
+	}
+	if info.keyPrefix != "" {
+		attrs = append(attrs, slog.String("key", info.keyPrefix), slog.String("account", info.accountID))
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+}
+
+type ctxKey int
+
+const (
+	ctxRequestID ctxKey = iota
+	ctxInfo
+	ctxPrincipal
+	ctxBody
+)
+
+// requestInfo is filled in by inner layers for the outer log and metrics.
+type requestInfo struct {
+	route     string
+	keyPrefix string
+	accountID string
+}
+
+func info(ctx context.Context) *requestInfo {
+	if i, ok := ctx.Value(ctxInfo).(*requestInfo); ok {
+		return i
+	}
+	return &requestInfo{}
+}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxRequestID).(string)
+	return id
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// clientIP is the peer address without port. X-Forwarded-For is not trusted:
+// a deployment behind a proxy should limit at the proxy.
+func clientIP(r *http.Request) string {
+	host := r.RemoteAddr
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	return strings.Trim(host, "[]")
+}
+
+// recorder remembers the status and size written.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
