@@ -313,6 +313,9 @@ func jsonError(data []byte, err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
+	case errors.As(err, &syn) && syn.Offset >= int64(len(data)):
+		line, col := lineCol(data, syn.Offset)
+		return fmt.Errorf("truncated JSON at line %d, column %d: %w", line, col, err)
 	case errors.As(err, &syn):
 		line, col := lineCol(data, syn.Offset)
 		return fmt.Errorf("invalid JSON at line %d, column %d: %w", line, col, err)
