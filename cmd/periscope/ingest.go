@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// ingester loads one kind of input into the store.
+type ingester func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error
+
+// ingesters maps the kind names of API.md §5 to their loaders. Each
+// capability adds its kinds here.
+func ingesters() map[string]ingester {
+	m := map[string]ingester{}
+	// <ingest:vuln>
+	// <ingest:hosts>
+	// <ingest:brand>
+	return m
+}
+
+func cmdIngest(ctx context.Context, e env, args []string) error {
+	kinds := ingesters()
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("ingest: usage: periscope ingest <kind> <file|dir|URL>... (kinds: %s)", strings.Join(names, ", "))
+	}
+	kind, args := args[0], args[1:]
+	in, ok := kinds[kind]
+	if !ok {
+		return fmt.Errorf("ingest: unknown kind %q (kinds: %s)", kind, strings.Join(names, ", "))
+	}
+	var cfg config.Config
+	fs := newFlags(e, "ingest "+kind)
+	cfg.Register(fs, e.getenv)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return errors.New("ingest: give at least one file, directory or URL")
+	}
+	st, err := openStore(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return in(ctx, e, st, &cfg, pos)
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `periscope — self-hosted attack-surface and threat-intelligence API
+
+Usage:
+  periscope serve [--demo] [--addr 127.0.0.1:8080] [--database ./periscope.db]
+  periscope migrate
+  periscope account create|list|show|update ...
+  periscope key create|list|revoke ...
+  periscope ingest <kind> <file|dir|URL>...
+  periscope version
+
+Run "periscope <command> -h" for the flags of a command.
+Every command takes --database (env PERISCOPE_DATABASE): a SQLite file path
+(default ./periscope.db) or a postgres:// URL.
+`
+
+// env bundles what a subcommand needs from the process.
+type env struct {
+	getenv config.Getenv
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// run is the whole program; main only wires it to the process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return cmdServe(ctx, e, rest)
+	case "migrate":
+		return cmdMigrate(ctx, e, rest)
+	case "account":
+		return cmdAccount(ctx, e, rest)
+	case "key":
+		return cmdKey(ctx, e, rest)
+	case "ingest":
+		return cmdIngest(ctx, e, rest)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "periscope", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(e env, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+// parse parses args, turning flag errors into one line. Flags may come
+// before or after positional arguments; the positional ones are returned.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
+			return nil, fmt.Errorf("%s: %w", fs.Name(), err)
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+var errHelp = errors.New("help shown")
+
+// openStore opens and migrates the configured database.
+func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
+	s, err := store.Open(ctx, cfg.Database)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("migrate %s: %w", redactDSN(cfg.Database), err)
+	}
+	return s, nil
+}
+
+// redactDSN hides a password in a postgres URL for messages.
+func redactDSN(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if at := strings.LastIndex(dsn, "@"); at > i {
+			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {
+				return dsn[:i+3+colon+1] + "***" + dsn[at:]
+			}
+		}
+	}
+	return dsn
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func cmdMigrate(ctx context.Context, e env, args []string) error {
+	var cfg config.Config
+	fs := newFlags(e, "migrate")
+	cfg.Register(fs, e.getenv)
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	s, err := store.Open(ctx, cfg.Database)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	applied, err := s.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	if len(applied) == 0 {
+		fmt.Fprintln(e.stdout, "database is up to date")
+	}
+	for _, m := range applied {
+		fmt.Fprintln(e.stdout, "applied", m)
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/api"
+	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// worker is a background job owned by serve: it runs until ctx is done.
+type worker struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// services holds what serve builds besides the API, for capabilities to add
+// their collaborators and workers.
+type services struct {
+	cfg     *config.Config
+	store   *store.Store
+	log     *slog.Logger
+	deps    *api.Deps
+	workers []worker
+}
+
+func cmdServe(ctx context.Context, e env, args []string) error {
+	var cfg config.Config
+	fs := newFlags(e, "serve")
+	cfg.Register(fs, e.getenv)
+	if err := cfg.RegisterServe(fs, e.getenv); err != nil {
+		return err
+	}
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return fmt.Errorf("serve: unexpected argument %q", pos[0])
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := newLogger(e.stderr, cfg.LogLevel)
+	st, err := openStore(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	deps := api.Deps{Store: st, Log: log}
+	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps}
+	if err := setupCapabilities(ctx, svc); err != nil {
+		return err
+	}
+	if cfg.Demo {
+		if err := loadDemo(ctx, svc, e.stdout, cfg.Addr); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+
+	acfg := api.DefaultConfig()
+	acfg.RateLimit, acfg.AuthFailLimit, acfg.Version = cfg.RateLimit, cfg.AuthFailLimit, version
+	srv := api.NewServer(acfg, deps)
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      120 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), redactDSN(cfg.Database), st.Dialect())
+
+	wctx, stopWorkers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, w := range svc.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.run(wctx); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("worker stopped", "worker", w.name, "err", err)
+			}
+		}()
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		stopWorkers()
+		wg.Wait()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	srv.Drain()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	err = hs.Shutdown(sctx)
+	stopWorkers()
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	fmt.Fprintln(e.stdout, "periscope stopped")
+	return nil
+}
+
+// setupCapabilities lets each capability add its collaborators to the API and
+// its workers to serve. Each capability adds one line here.
+func setupCapabilities(ctx context.Context, svc *services) error {
+	// <setup:vuln>
+	// <setup:hosts>
+	// <setup:brand>
+	return nil
+}
