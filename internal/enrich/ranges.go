@@ -532,8 +532,12 @@ func (p *parser) zscaler(r io.Reader) error {
 	return err
 }
 
-// githubSkip lists meta API keys that hold no address ranges.
+// githubSkip lists meta API keys that hold no address ranges, and the
+// Actions and Codespaces lists, which are whole Azure regions rather than
+// GitHub's own networks: the Azure file describes them better.
 var githubSkip = map[string]bool{
+	"actions":                            true,
+	"codespaces":                         true,
 	"verifiable_password_authentication": true,
 	"ssh_key_fingerprints":               true,
 	"ssh_keys":                           true,
@@ -541,8 +545,6 @@ var githubSkip = map[string]bool{
 }
 
 func (p *parser) github(r io.Reader) error {
-	// GitHub Actions runners and Codespaces run on Azure; they are listed
-	// as GitHub services because that is who operates the address.
 	n, err := p.stringLists(r, func(key string) (Info, bool) {
 		if githubSkip[key] {
 			return Info{}, false

@@ -94,11 +94,13 @@ func bounds(p netip.Prefix) (lo, hi u128) {
 	return lo, u128{lo.hi | maskHi, lo.lo | maskLo}
 }
 
+// item is a prefix during the build; its Info is interned to keep the
+// sorted slice small.
 type item struct {
 	lo, hi   u128
-	info     Info
-	priority int
-	order    int
+	info     uint32
+	priority int32
+	order    int32
 }
 
 // NewTable builds a table from ranges. Where prefixes nest, the longest
@@ -108,21 +110,7 @@ type item struct {
 // bare compiled list does not erase what the provider's own file says.
 // Invalid prefixes are ignored.
 func NewTable(ranges []Range) *Table {
-	var v4, v6 []item
-	for i, r := range ranges {
-		if !r.Prefix.IsValid() {
-			continue
-		}
-		p := r.Prefix.Masked()
-		lo, hi := bounds(p)
-		it := item{lo: lo, hi: hi, info: r.Info, priority: r.Priority, order: i}
-		if p.Addr().Is4() {
-			v4 = append(v4, it)
-		} else {
-			v6 = append(v6, it)
-		}
-	}
-	t := &Table{prefixes: len(v4) + len(v6)}
+	t := &Table{}
 	intern := map[Info]uint32{}
 	index := func(in Info) uint32 {
 		if i, ok := intern[in]; ok {
@@ -133,15 +121,30 @@ func NewTable(ranges []Range) *Table {
 		intern[in] = i
 		return i
 	}
-	for _, s := range flatten(v4, index) {
+	var v4, v6 []item
+	for i, r := range ranges {
+		if !r.Prefix.IsValid() {
+			continue
+		}
+		p := r.Prefix.Masked()
+		lo, hi := bounds(p)
+		it := item{lo: lo, hi: hi, info: index(r.Info), priority: int32(r.Priority), order: int32(i)}
+		if p.Addr().Is4() {
+			v4 = append(v4, it)
+		} else {
+			v6 = append(v6, it)
+		}
+	}
+	t.prefixes = len(v4) + len(v6)
+	for _, s := range t.flatten(v4, index) {
 		t.v4 = append(t.v4, span4{lo: uint32(s.lo.lo), hi: uint32(s.hi.lo), info: s.info})
 	}
-	t.v6 = flatten(v6, index)
+	t.v6 = t.flatten(v6, index)
 	return t
 }
 
 // flatten turns nested prefixes into disjoint intervals.
-func flatten(items []item, index func(Info) uint32) []span6 {
+func (t *Table) flatten(items []item, index func(Info) uint32) []span6 {
 	slices.SortFunc(items, func(a, b item) int {
 		if c := a.lo.cmp(b.lo); c != 0 {
 			return c
@@ -157,8 +160,7 @@ func flatten(items []item, index func(Info) uint32) []span6 {
 	items = slices.CompactFunc(items, func(a, b item) bool { return a.lo == b.lo && a.hi == b.hi })
 
 	var out []span6
-	emit := func(lo, hi u128, info Info) {
-		id := index(info)
+	emit := func(lo, hi u128, id uint32) {
 		if n := len(out); n > 0 && out[n-1].info == id {
 			if next, _ := out[n-1].hi.add1(); next == lo {
 				out[n-1].hi = hi
@@ -189,13 +191,15 @@ func flatten(items []item, index func(Info) uint32) []span6 {
 			if !done && cursor.cmp(it.lo) < 0 {
 				emit(cursor, it.lo.sub1(), top.info)
 			}
-			if top.info.Provider == it.info.Provider {
-				if it.info.Region == "" {
-					it.info.Region = top.info.Region
+			if in, parent := t.infos[it.info], t.infos[top.info]; in.Provider == parent.Provider &&
+				(in.Region == "" || in.Service == "") {
+				if in.Region == "" {
+					in.Region = parent.Region
 				}
-				if it.info.Service == "" {
-					it.info.Service = top.info.Service
+				if in.Service == "" {
+					in.Service = parent.Service
 				}
+				it.info = index(in)
 			}
 		}
 		stack = append(stack, it)
