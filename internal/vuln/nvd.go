@@ -134,6 +134,8 @@ func ReadNVD(r io.Reader, name string, fn func(Vulnerability) error) (NVDPage, R
 				res.Records++
 				return fn(v)
 			})
+		case "CVE_Items":
+			err = errors.New("this is a legacy NVD JSON 1.1 feed (CVE_Items); only the CVE API 2.0 format is read")
 		default:
 			var skip json.RawMessage
 			err = dec.Decode(&skip)

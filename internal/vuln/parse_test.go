@@ -327,6 +327,10 @@ func TestNVDGzipAndBadInput(t *testing.T) {
 		}
 	}
 
+	if _, _, err := ReadNVD(strings.NewReader(`{"CVE_data_type":"CVE","CVE_Items":[]}`), "feed-1.1.json", func(Vulnerability) error { return nil }); err == nil || !strings.Contains(err.Error(), "1.1") {
+		t.Errorf("1.1 feed: err = %v, want a clear refusal", err)
+	}
+
 	stop := errors.New("stop")
 	if _, _, err := ReadNVD(bytes.NewReader(raw), "x", func(Vulnerability) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("callback error not returned: %v", err)
