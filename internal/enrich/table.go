@@ -105,9 +105,10 @@ type item struct {
 
 // NewTable builds a table from ranges. Where prefixes nest, the longest
 // wins; for identical prefixes, the higher Priority wins and then the
-// earlier range. A more specific prefix of the same provider that lacks a
-// region or service inherits them from the prefix that encloses it, so a
-// bare compiled list does not erase what the provider's own file says.
+// earlier range. A more specific prefix of the same provider inherits the
+// enclosing prefix's region and service when it has none, and its kinds
+// when it has a lower priority, so a bare compiled list does not erase
+// what the provider's own file says.
 // Invalid prefixes are ignored.
 func NewTable(ranges []Range) *Table {
 	t := &Table{}
@@ -191,8 +192,13 @@ func (t *Table) flatten(items []item, index func(Info) uint32) []span6 {
 			if !done && cursor.cmp(it.lo) < 0 {
 				emit(cursor, it.lo.sub1(), top.info)
 			}
-			if in, parent := t.infos[it.info], t.infos[top.info]; in.Provider == parent.Provider &&
-				(in.Region == "" || in.Service == "") {
+			if in, parent := t.infos[it.info], t.infos[top.info]; in.Provider == parent.Provider {
+				// Kinds flow only from a more trusted source: Google's
+				// compiled "cdn" list covers its whole address space and
+				// must not make every cloud region a CDN.
+				if it.priority < top.priority {
+					in.Kind |= parent.Kind
+				}
 				if in.Region == "" {
 					in.Region = parent.Region
 				}
