@@ -24,6 +24,7 @@ Usage:
   periscope account create|list|show|update ...
   periscope key create|list|revoke ...
   periscope ingest <kind> <file|dir|URL>...
+  periscope bench <name> [flags]
   periscope version
 
 Run "periscope <command> -h" for the flags of a command.
@@ -57,6 +58,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdKey(ctx, e, rest)
 	case "ingest":
 		return cmdIngest(ctx, e, rest)
+	case "bench":
+		return cmdBench(ctx, e, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "periscope", version)
 		return nil

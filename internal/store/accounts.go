@@ -110,6 +110,7 @@ func (s *Store) UpdateAccount(ctx context.Context, a periscope.Account) error {
 	res, err := s.exec(ctx, `UPDATE accounts SET company = ?, plan = ?, enterprise = ?, oem = ?, credits_per_month = ?,
 		oem_credits_per_month = ?, max_results_per_request = ?, rate_limit = ? WHERE id = ?`,
 		a.Company, a.Plan, a.Enterprise, a.OEM, a.CreditsPerMonth, a.OEMCreditsPerMonth, a.MaxResultsPerRequest, a.RateLimit, a.ID)
+	s.auth.invalidate(a.ID)
 	if isUniqueViolation(err) {
 		return &periscope.Error{Code: periscope.EConflict, Message: "Another account has this company name.", Err: err}
 	}

@@ -31,7 +31,8 @@ func (s *Store) Reserve(ctx context.Context, accountID string, pool periscope.Po
 	default:
 		return period, nil
 	}
-	res, err := s.exec(ctx, q, period, n, period, period, accountID, period, n)
+	res, err := s.ExecPrepared(ctx, q, period, n, period, period, accountID, period, n)
+	s.auth.invalidate(accountID) // cached principals carry usage counters
 	if err != nil {
 		return "", fmt.Errorf("reserve credits: %w", err)
 	}
@@ -56,8 +57,9 @@ func (s *Store) Refund(ctx context.Context, accountID string, pool periscope.Poo
 	default:
 		return nil
 	}
-	_, err := s.exec(ctx, `UPDATE accounts SET `+col+` = `+col+` - ? WHERE id = ? AND credits_period = ? AND `+col+` >= ?`,
+	_, err := s.ExecPrepared(ctx, `UPDATE accounts SET `+col+` = `+col+` - ? WHERE id = ? AND credits_period = ? AND `+col+` >= ?`,
 		n, accountID, period, n)
+	s.auth.invalidate(accountID)
 	if err != nil {
 		return fmt.Errorf("refund credits: %w", err)
 	}

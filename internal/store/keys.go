@@ -120,7 +120,9 @@ func (s *Store) RevokeKey(ctx context.Context, idOrPrefix string) (periscope.API
 	}
 	k = found[0]
 	now := s.Now().UTC().Truncate(time.Second)
-	if _, err := s.exec(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, now.Unix(), k.ID); err != nil {
+	_, err = s.exec(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, now.Unix(), k.ID)
+	s.auth.invalidate(k.AccountID)
+	if err != nil {
 		return k, fmt.Errorf("revoke key: %w", err)
 	}
 	k.RevokedAt = &now
@@ -135,15 +137,20 @@ func (s *Store) Authenticate(ctx context.Context, key string) (periscope.Princip
 	if key == "" || len(key) > 256 {
 		return p, unauthorized
 	}
+	hash := HashKey(key)
+	now := s.Now()
+	if cached, ok := s.auth.get(hash, now); ok {
+		return cached, nil
+	}
+	gen := s.auth.gen.Load()
 	var revoked sql.NullInt64
 	var keyCreated, userCreated, accCreated int64
 	a := &p.Account
-	err := s.queryRow(ctx, `SELECT k.id, k.user_id, k.name, k.prefix, k.created_at, k.revoked_at,
-			u.email, u.first_name, u.last_name, u.created_at,
-			a.id, a.company, a.plan, a.enterprise, a.oem, a.credits_per_month, a.credits_used,
-			a.oem_credits_per_month, a.oem_credits_used, a.credits_period, a.max_results_per_request, a.rate_limit, a.created_at
-		FROM api_keys k JOIN users u ON u.id = k.user_id JOIN accounts a ON a.id = k.account_id
-		WHERE k.hash = ?`, HashKey(key)).Scan(
+	row, err := s.QueryRowPrepared(ctx, authQuery, hash)
+	if err != nil {
+		return p, fmt.Errorf("authenticate: %w", err)
+	}
+	err = row.Scan(
 		&p.Key.ID, &p.Key.UserID, &p.Key.Name, &p.Key.Prefix, &keyCreated, &revoked,
 		&p.User.Email, &p.User.FirstName, &p.User.LastName, &userCreated,
 		&a.ID, &a.Company, &a.Plan, &a.Enterprise, &a.OEM, &a.CreditsPerMonth, &a.CreditsUsed,
@@ -161,5 +168,13 @@ func (s *Store) Authenticate(ctx context.Context, key string) (periscope.Princip
 	p.Key.CreatedAt = time.Unix(keyCreated, 0).UTC()
 	p.User.CreatedAt = time.Unix(userCreated, 0).UTC()
 	a.CreatedAt = time.Unix(accCreated, 0).UTC()
+	s.auth.put(hash, p, gen, now)
 	return p, nil
 }
+
+const authQuery = `SELECT k.id, k.user_id, k.name, k.prefix, k.created_at, k.revoked_at,
+		u.email, u.first_name, u.last_name, u.created_at,
+		a.id, a.company, a.plan, a.enterprise, a.oem, a.credits_per_month, a.credits_used,
+		a.oem_credits_per_month, a.oem_credits_used, a.credits_period, a.max_results_per_request, a.rate_limit, a.created_at
+	FROM api_keys k JOIN users u ON u.id = k.user_id JOIN accounts a ON a.id = k.account_id
+	WHERE k.hash = ?`

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -27,6 +28,8 @@ var migrations embed.FS
 type Store struct {
 	db      *sql.DB
 	dialect dialect
+	stmts   sync.Map // query text → *sql.Stmt, for hot queries
+	auth    authCache
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -52,7 +55,49 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.stmts.Range(func(_, v any) bool {
+		v.(*sql.Stmt).Close()
+		return true
+	})
+	return s.db.Close()
+}
+
+// prepared returns a prepared statement for a hot query (written with ?
+// placeholders), preparing it once; database/sql re-prepares it on each
+// pooled connection as needed. Parsing SQL is most of a point query's cost.
+func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, s.dialect.rebind(q))
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// QueryRowPrepared runs a hot one-row query through a cached prepared statement.
+func (s *Store) QueryRowPrepared(ctx context.Context, q string, args ...any) (*sql.Row, error) {
+	st, err := s.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryRowContext(ctx, args...), nil
+}
+
+// ExecPrepared runs a hot statement through a cached prepared statement.
+func (s *Store) ExecPrepared(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := s.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
 
 // Dialect returns "sqlite" or "postgres".
 func (s *Store) Dialect() string { return s.dialect.name() }
