@@ -193,3 +193,55 @@ func TestAssetsAndTenancy(t *testing.T) {
 		}
 	})
 }
+
+func TestAuthCacheSeesWritesAtOnceAndOtherProcessesWithinTTL(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.DSN(t, engine)
+			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+			open := func() *store.Store {
+				s, err := store.Open(ctx, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				if _, err := s.Migrate(ctx); err != nil {
+					t.Fatal(err)
+				}
+				s.Now = func() time.Time { return now }
+				return s
+			}
+			a, b := open(), open() // two processes on one database
+			acct, u := newAccount(t, a, "cache", 5)
+			key1, k1, _ := a.CreateKey(ctx, acct.ID, u.ID, "one")
+			key2, k2, _ := a.CreateKey(ctx, acct.ID, u.ID, "two")
+			for _, k := range []string{key1, key2} {
+				if _, err := a.Authenticate(ctx, k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Same store: a revocation and a reservation are seen at once.
+			if _, err := a.RevokeKey(ctx, k1.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Authenticate(ctx, key1); periscope.ErrorCode(err) != periscope.EUnauthorized {
+				t.Fatalf("revoked key still authenticates: %v", err)
+			}
+			if _, err := a.Reserve(ctx, acct.ID, periscope.PoolMonthly, 1); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := a.Authenticate(ctx, key2); p.Account.CreditsUsed != 1 {
+				t.Fatalf("usage after reserve: %d", p.Account.CreditsUsed)
+			}
+			// Another process: seen once the cache entry expires.
+			if _, err := b.RevokeKey(ctx, k2.ID); err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(3 * time.Second)
+			if _, err := a.Authenticate(ctx, key2); periscope.ErrorCode(err) != periscope.EUnauthorized {
+				t.Fatalf("revocation by another process not seen after the TTL: %v", err)
+			}
+		})
+	}
+}
