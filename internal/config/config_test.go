@@ -1,0 +1,57 @@
+package config
+
+import (
+	"flag"
+	"io"
+	"testing"
+	"time"
+)
+
+func parse(t *testing.T, env map[string]string, args ...string) (Config, error) {
+	t.Helper()
+	var c Config
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	getenv := func(k string) string { return env[k] }
+	c.Register(fs, getenv)
+	if err := c.RegisterServe(fs, getenv); err != nil {
+		return c, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+func TestDefaultsEnvironmentAndFlags(t *testing.T) {
+	c, err := parse(t, nil)
+	if err != nil || c.Database != "./periscope.db" || c.Addr != "127.0.0.1:8080" || c.RateLimit != 60 || c.SyncInterval != 0 {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	env := map[string]string{"PERISCOPE_DATABASE": "postgres://x/y", "PERISCOPE_ADDR": ":9", "PERISCOPE_RATE_LIMIT": "0", "PERISCOPE_SYNC_INTERVAL": "6h"}
+	c, err = parse(t, env)
+	if err != nil || c.Database != "postgres://x/y" || c.Addr != ":9" || c.RateLimit != 0 || c.SyncInterval != 6*time.Hour {
+		t.Fatalf("environment: %+v %v", c, err)
+	}
+	c, err = parse(t, env, "--database", "a.db", "--rate-limit", "5")
+	if err != nil || c.Database != "a.db" || c.RateLimit != 5 {
+		t.Fatalf("flags over environment: %+v %v", c, err)
+	}
+}
+
+func TestInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+	}{
+		{map[string]string{"PERISCOPE_RATE_LIMIT": "many"}, nil},
+		{map[string]string{"PERISCOPE_SYNC_INTERVAL": "daily"}, nil},
+		{nil, []string{"--rate-limit", "-1"}},
+		{nil, []string{"--log-level", "loud"}},
+		{nil, []string{"--database", ""}},
+	} {
+		if _, err := parse(t, tc.env, tc.args...); err == nil {
+			t.Errorf("%v %v: want an error", tc.env, tc.args)
+		}
+	}
+}
