@@ -1,6 +1,10 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/periscope-oss/periscope/internal/periscope"
+)
 
 // HandleTestRoute registers a route with the policy of a charged data route
 // (monthly pool) or an OEM data route (oem pool), so the core's credit
@@ -14,4 +18,26 @@ func (s *Server) HandleTestRoute(pattern string, oem bool, h http.HandlerFunc) {
 		h(w, r)
 		return nil
 	})
+}
+
+// RouteNeeds describes each registered route's policy for the entitlement
+// matrix: "public", or need ("none", "enterprise", "oem") and pool
+// ("none", "monthly", "oem") joined by "/".
+func (s *Server) RouteNeeds() map[string]string {
+	out := map[string]string{}
+	for _, r := range s.routes {
+		if r.policy.public {
+			out[r.Method+" "+r.Path] = "public"
+			continue
+		}
+		need := map[entitlement]string{needNothing: "none", needEnterprise: "enterprise", needOEM: "oem"}[r.policy.need]
+		pool := map[periscope.Pool]string{periscope.PoolNone: "none", periscope.PoolMonthly: "monthly", periscope.PoolOEM: "oem"}[r.policy.pool]
+		out[r.Method+" "+r.Path] = need + "/" + pool
+	}
+	return out
+}
+
+// HandlePanicRoute registers a charged route whose handler panics.
+func (s *Server) HandlePanicRoute(pattern string) {
+	s.handle(pattern, charged, func(w http.ResponseWriter, r *http.Request) error { panic("boom") })
 }
