@@ -42,7 +42,7 @@ type Log struct {
 	maxBatch int
 	faults   []Fault
 	requests map[string]int
-	// Now stamps new entries and tree heads; tests may replace it.
+	// now stamps new entries and tree heads.
 	now func() time.Time
 }
 
