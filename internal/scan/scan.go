@@ -1,0 +1,287 @@
+// Package scan parses scanner and passive-DNS outputs into host
+// observations (host.Host), streaming: inputs are read record by record and
+// never held whole in memory.
+//
+// Every parser has the same shape:
+//
+//	func ParseX(r io.Reader, emit func(host.Host) error) (Stats, error)
+//
+// emit is called once per observation, in input order; the store merges
+// observations of the same host (host.Merge). A record that cannot be used
+// is skipped and counted in Stats with its position (line and byte offset)
+// and the reason; parsing goes on with the next record. The returned error
+// is non-nil only when parsing cannot go on: a read error, an emit error
+// (returned wrapped, so errors.Is works), or a structural error in a format
+// that cannot resynchronise (nmap XML cut off mid-host). Such errors are
+// *Error values naming the position. Stats are valid in every case and
+// count everything done before the error.
+package scan
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/host"
+)
+
+// MaxRejects is how many rejected records Stats keeps in detail; all are
+// counted in Stats.Rejected.
+const MaxRejects = 100
+
+// MaxLine is the longest line a line-oriented parser accepts; longer lines
+// are rejected (and skipped without being held in memory).
+const MaxLine = 4 << 20
+
+// Stats reports what a parser did.
+type Stats struct {
+	Records  int      // input records read (lines with content, nmap hosts)
+	Hosts    int      // observations emitted
+	Skipped  int      // well-formed records with nothing to index (closed ports, hosts down, unsupported rrtypes)
+	Rejected int      // records rejected as bad input
+	Rejects  []Reject // the first MaxRejects rejected records
+}
+
+// Reject is one rejected input record.
+type Reject struct {
+	Line   int   // 1-based line number
+	Offset int64 // byte offset of the record's start
+	Reason string
+}
+
+func (r Reject) String() string {
+	return fmt.Sprintf("line %d (byte %d): %s", r.Line, r.Offset, r.Reason)
+}
+
+func (s *Stats) reject(line int, off int64, reason string) {
+	s.Rejected++
+	if len(s.Rejects) < MaxRejects {
+		s.Rejects = append(s.Rejects, Reject{Line: line, Offset: off, Reason: reason})
+	}
+}
+
+// Error is an error that stopped a parser, with the input position.
+type Error struct {
+	Format string
+	Line   int   // 1-based line number, 0 when unknown
+	Offset int64 // byte offset
+	Err    error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: line %d (byte %d): %v", e.Format, e.Line, e.Offset, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Format names an input format.
+type Format string
+
+// The formats Parse understands.
+const (
+	HTTPX   Format = "httpx"   // ProjectDiscovery httpx -json lines
+	Nmap    Format = "nmap"    // nmap -oX XML
+	Masscan Format = "masscan" // masscan -oJ (JSON array) or -oD (NDJSON)
+	Naabu   Format = "naabu"   // naabu -json lines
+	PDNS    Format = "pdns"    // passive DNS Common Output Format NDJSON
+	Native  Format = "native"  // NDJSON of host objects (see Encoder)
+)
+
+// Formats lists every Format, for help texts.
+func Formats() []Format { return []Format{HTTPX, Nmap, Masscan, Naabu, PDNS, Native} }
+
+// ParseFormat returns the Format named s (case-insensitive).
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats() {
+		if strings.EqualFold(s, string(f)) {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown scan format %q (want one of %v)", s, Formats())
+}
+
+// Parse parses r in format f.
+func Parse(f Format, r io.Reader, emit func(host.Host) error) (Stats, error) {
+	switch f {
+	case HTTPX:
+		return ParseHTTPX(r, emit)
+	case Nmap:
+		return ParseNmap(r, emit)
+	case Masscan:
+		return ParseMasscan(r, emit)
+	case Naabu:
+		return ParseNaabu(r, emit)
+	case PDNS:
+		return ParsePDNS(r, emit)
+	case Native:
+		return ParseNative(r, emit)
+	}
+	return Stats{}, fmt.Errorf("unknown scan format %q", f)
+}
+
+// errSkip is returned by a record parser for a well-formed record that has
+// nothing to index.
+var errSkip = errors.New("nothing to index")
+
+// recordFunc turns one line into observations; an error rejects the line
+// (errSkip skips it).
+type recordFunc func(line []byte) ([]host.Host, error)
+
+// parseLines runs parse over every non-blank line of r.
+func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse recordFunc) (Stats, error) {
+	var st Stats
+	lr := newLineReader(r)
+	for {
+		line, tooLong, err := lr.next()
+		if err == io.EOF {
+			return st, nil
+		}
+		if err != nil {
+			return st, &Error{Format: string(format), Line: lr.line, Offset: lr.start, Err: err}
+		}
+		if tooLong {
+			st.Records++
+			st.reject(lr.line, lr.start, fmt.Sprintf("line longer than %d bytes", MaxLine))
+			continue
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		st.Records++
+		hosts, err := parse(line)
+		if errors.Is(err, errSkip) {
+			st.Skipped++
+			continue
+		}
+		if err != nil {
+			st.reject(lr.line, lr.start, err.Error())
+			continue
+		}
+		for _, h := range hosts {
+			if err := emit(h); err != nil {
+				return st, &Error{Format: string(format), Line: lr.line, Offset: lr.start, Err: err}
+			}
+			st.Hosts++
+		}
+	}
+}
+
+// lineReader reads lines with their numbers and byte offsets, without
+// holding more than MaxLine bytes of one line.
+type lineReader struct {
+	r     *bufio.Reader
+	line  int   // number of the line last returned
+	start int64 // offset of the line last returned
+	off   int64 // offset of the next line
+	buf   []byte
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// next returns the next line without its line ending. tooLong reports a line
+// over MaxLine bytes (its content is dropped). err is io.EOF after the last
+// line.
+func (l *lineReader) next() (line []byte, tooLong bool, err error) {
+	l.buf = l.buf[:0]
+	l.start = l.off
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		l.off += int64(len(chunk))
+		if !tooLong {
+			if len(l.buf)+len(chunk) > MaxLine+2 {
+				tooLong = true
+				l.buf = l.buf[:0]
+			} else if err == nil && len(l.buf) == 0 {
+				// The common case: the whole line is in bufio's buffer.
+				line = chunk
+			} else {
+				l.buf = append(l.buf, chunk...)
+			}
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF:
+			if l.off == l.start {
+				return nil, false, io.EOF
+			}
+		case err != nil:
+			return nil, false, err
+		}
+		l.line++
+		if line == nil {
+			line = l.buf
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if tooLong || len(line) > MaxLine {
+			return nil, true, nil
+		}
+		return line, false, nil
+	}
+}
+
+// newHost starts an observation of the host called name (or, when name is
+// empty or not a host name, of the bare IP ip). ip, when given, must be an
+// IP address; it becomes ip_address.
+func newHost(name, ip string) (host.Host, error) {
+	var h host.Host
+	if ip != "" {
+		n, err := host.Normalize(ip)
+		if err != nil || !n.IP {
+			return h, fmt.Errorf("bad IP address %q", truncate(ip, 64))
+		}
+		h.IPAddress = n.Host
+	}
+	if name != "" {
+		n, err := host.Normalize(name)
+		if err != nil {
+			if h.IPAddress == "" {
+				return h, err
+			}
+			// The IP is still worth indexing under its own name.
+			n = host.Name{Host: h.IPAddress, IP: true}
+		}
+		setName(&h, n)
+		if n.IP && h.IPAddress == "" {
+			h.IPAddress = n.Host
+		}
+		return h, nil
+	}
+	if h.IPAddress == "" {
+		return h, errors.New("no host name or IP address")
+	}
+	setName(&h, host.Name{Host: h.IPAddress, IP: true})
+	return h, nil
+}
+
+func setName(h *host.Host, n host.Name) {
+	h.Host, h.Domain, h.TLD, h.Subdomain = n.Host, n.Domain, n.TLD, n.Subdomain
+}
+
+// addIP records ip in the host's A or AAAA list.
+func addIP(h *host.Host, ip string) {
+	if strings.Contains(ip, ":") {
+		h.DNS.AAAA = append(h.DNS.AAAA, ip)
+	} else {
+		h.DNS.A = append(h.DNS.A, ip)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// jsonReason shortens an encoding/json error for a Reject.
+func jsonReason(err error) string {
+	return "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
+}
