@@ -14,6 +14,6 @@ trap 'kill $pid 2>/dev/null || true; rm -f "$out"' EXIT
 for i in $(seq 1 50); do [ "$(wc -l <"$out")" -ge 3 ] && break; sleep 0.2; done
 bare=$(sed -n 1p "$out"); api=$(sed -n 2p "$out"); key=$(sed -n 3p "$out" | cut -d' ' -f2)
 echo "== bare net/http: $bare"
-wrk -t2 -c64 -d"$dur" --latency "$bare" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|Socket errors"
+wrk -t${WRK_THREADS:-1} -c64 -d"$dur" --latency "$bare" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|Socket errors"
 echo "== periscope: $api"
-wrk -t2 -c64 -d"$dur" --latency -H "X-API-KEY: $key" "$api" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|Socket errors"
+wrk -t${WRK_THREADS:-1} -c64 -d"$dur" --latency -H "X-API-KEY: $key" "$api" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|Socket errors"
