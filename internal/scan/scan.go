@@ -23,7 +23,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/periscope-oss/periscope/internal/host"
 )
@@ -130,42 +132,144 @@ var errSkip = errors.New("nothing to index")
 // (errSkip skips it).
 type recordFunc func(line []byte) ([]host.Host, error)
 
-// parseLines runs parse over every non-blank line of r.
+// parseLines runs parse over every non-blank line of r. Lines are read in
+// batches by one goroutine, parsed by GOMAXPROCS workers (JSON decoding is
+// the cost of every line format) and emitted in input order by the caller's
+// goroutine, so emit needs no locking. All goroutines have stopped when
+// parseLines returns.
 func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse recordFunc) (Stats, error) {
 	var st Stats
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(done)
+
+	workers := max(1, runtime.GOMAXPROCS(0))
+	jobs := make(chan *lineBatch, workers)
+	order := make(chan *lineBatch, 2*workers)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(jobs)
+		defer close(order)
+		readBatches(r, jobs, order, done)
+	}()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				b.parse(parse)
+				close(b.ready)
+			}
+		}()
+	}
+	for b := range order {
+		select {
+		case <-b.ready:
+		case <-done:
+		}
+		for i := range b.lines {
+			l := &b.lines[i]
+			if l.blank {
+				continue
+			}
+			st.Records++
+			switch {
+			case l.tooLong:
+				st.reject(l.no, l.off, fmt.Sprintf("line longer than %d bytes", MaxLine))
+				continue
+			case errors.Is(l.err, errSkip):
+				st.Skipped++
+				continue
+			case l.err != nil:
+				st.reject(l.no, l.off, l.err.Error())
+				continue
+			}
+			for _, h := range l.hosts {
+				if err := emit(h); err != nil {
+					return st, &Error{Format: string(format), Line: l.no, Offset: l.off, Err: err}
+				}
+				st.Hosts++
+			}
+		}
+		if b.err != nil {
+			return st, &Error{Format: string(format), Line: b.errLine, Offset: b.errOff, Err: b.err}
+		}
+	}
+	return st, nil
+}
+
+// batchLines is how many lines a worker parses at a time.
+const batchLines = 256
+
+type lineBatch struct {
+	buf   []byte
+	lines []batchLine
+	ready chan struct{} // closed when parsed
+	// err is a read error after the batch's lines.
+	err     error
+	errLine int
+	errOff  int64
+}
+
+type batchLine struct {
+	no         int
+	off        int64
+	start, end int // in buf
+	blank      bool
+	tooLong    bool
+	hosts      []host.Host
+	err        error
+}
+
+func (b *lineBatch) parse(parse recordFunc) {
+	for i := range b.lines {
+		l := &b.lines[i]
+		if l.blank || l.tooLong {
+			continue
+		}
+		l.hosts, l.err = parse(b.buf[l.start:l.end])
+	}
+}
+
+// readBatches reads r into batches, sending each to order (for the emitter)
+// and then to jobs (for a worker), until EOF, a read error or done.
+func readBatches(r io.Reader, jobs, order chan<- *lineBatch, done <-chan struct{}) {
 	lr := newLineReader(r)
 	for {
-		line, tooLong, err := lr.next()
-		if err == io.EOF {
-			return st, nil
-		}
-		if err != nil {
-			return st, &Error{Format: string(format), Line: lr.line, Offset: lr.start, Err: err}
-		}
-		if tooLong {
-			st.Records++
-			st.reject(lr.line, lr.start, fmt.Sprintf("line longer than %d bytes", MaxLine))
-			continue
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		st.Records++
-		hosts, err := parse(line)
-		if errors.Is(err, errSkip) {
-			st.Skipped++
-			continue
-		}
-		if err != nil {
-			st.reject(lr.line, lr.start, err.Error())
-			continue
-		}
-		for _, h := range hosts {
-			if err := emit(h); err != nil {
-				return st, &Error{Format: string(format), Line: lr.line, Offset: lr.start, Err: err}
+		b := &lineBatch{ready: make(chan struct{}), lines: make([]batchLine, 0, batchLines)}
+		var err error
+		for len(b.lines) < batchLines {
+			var line []byte
+			var tooLong bool
+			line, tooLong, err = lr.next()
+			if err != nil {
+				break
 			}
-			st.Hosts++
+			line = bytes.TrimSpace(line)
+			start := len(b.buf)
+			b.buf = append(b.buf, line...)
+			b.lines = append(b.lines, batchLine{
+				no: lr.line, off: lr.start, start: start, end: len(b.buf),
+				blank: len(line) == 0 && !tooLong, tooLong: tooLong,
+			})
+		}
+		if err != nil && err != io.EOF {
+			b.err, b.errLine, b.errOff = err, lr.line+1, lr.off
+		}
+		select {
+		case order <- b:
+		case <-done:
+			return
+		}
+		select {
+		case jobs <- b:
+		case <-done:
+			return
+		}
+		if err != nil {
+			return
 		}
 	}
 }
