@@ -1,0 +1,444 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/periscope"
+)
+
+// HostStats reports what UpsertHosts did with a batch.
+type HostStats struct {
+	Inserted  int // new hosts
+	Updated   int // known hosts the batch added something to
+	Unchanged int // known hosts the batch added nothing to
+	Rejected  int // observations whose name is not a valid host name or IP
+	// Rejects holds the reasons of the first rejected observations.
+	Rejects []string
+	// Names lists the hosts inserted or updated, in batch order.
+	Names []string
+}
+
+// Add adds the counts of o to st (Rejects and Names are appended).
+func (st *HostStats) Add(o HostStats) {
+	st.Inserted += o.Inserted
+	st.Updated += o.Updated
+	st.Unchanged += o.Unchanged
+	st.Rejected += o.Rejected
+	st.Rejects = append(st.Rejects, o.Rejects...)
+	st.Names = append(st.Names, o.Names...)
+}
+
+// maxTermLen bounds an indexed value; longer values (TXT records, banners)
+// are kept in the host object but not indexed.
+const maxTermLen = 256
+
+// hostChunk is how many rows one multi-row statement carries.
+const hostChunk = 400
+
+// UpsertHosts stores a batch of host observations in one transaction,
+// merging each into the stored host of the same name (host.Merge: nothing
+// the observation lacks is erased) and updating the search index. An
+// observation without first/last seen times is stamped with the store's
+// clock when it creates a host; when it merges into a known host it leaves
+// the times as they are, so ingesting the same input twice changes nothing.
+// Observations with invalid names are counted as rejected; the rest of the
+// batch is stored. On error nothing of the batch is stored.
+func (s *Store) UpsertHosts(ctx context.Context, hs []host.Host) (HostStats, error) {
+	var st HostStats
+	now := s.Now().Unix()
+	// Normalise and fold observations of the same host within the batch.
+	byName := make(map[string]int, len(hs))
+	batch := make([]host.Host, 0, len(hs))
+	for _, h := range hs {
+		n, err := host.Normalize(h.Host)
+		if err != nil {
+			st.Rejected++
+			if len(st.Rejects) < 100 {
+				st.Rejects = append(st.Rejects, err.Error())
+			}
+			continue
+		}
+		h.Host, h.Domain, h.TLD, h.Subdomain = n.Host, n.Domain, n.TLD, n.Subdomain
+		if n.IP && h.IPAddress == "" {
+			h.IPAddress = n.Host
+		}
+		if i, ok := byName[h.Host]; ok {
+			batch[i] = host.Merge(batch[i], h)
+			continue
+		}
+		byName[h.Host] = len(batch)
+		batch = append(batch, h)
+	}
+	if len(batch) == 0 {
+		return st, nil
+	}
+	// A fixed order keeps concurrent PostgreSQL writers from deadlocking.
+	slices.SortFunc(batch, func(a, b host.Host) int { return strings.Compare(a.Host, b.Host) })
+
+	err := s.Tx(ctx, func(tx *Tx) error {
+		st.Inserted, st.Updated, st.Unchanged, st.Names = 0, 0, 0, st.Names[:0]
+		if s.Dialect() == "postgres" {
+			// Host writers take turns, as they do on SQLite: merging
+			// read-modify-writes of overlapping batches row by row would
+			// deadlock on names inserted concurrently.
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7271938)`); err != nil {
+				return fmt.Errorf("lock hosts: %w", err)
+			}
+		}
+		pending := batch
+		for attempt := 0; len(pending) > 0; attempt++ {
+			if attempt == 2 {
+				return fmt.Errorf("upsert hosts: %d hosts keep conflicting", len(pending))
+			}
+			lost, err := s.upsertHostsTx(ctx, tx, pending, now, &st)
+			if err != nil {
+				return err
+			}
+			// lost are hosts another writer inserted meanwhile: merge them
+			// into what it stored.
+			pending = lost
+		}
+		return nil
+	})
+	if err != nil {
+		return HostStats{Rejected: st.Rejected, Rejects: st.Rejects}, err
+	}
+	return st, nil
+}
+
+type storedHost struct {
+	id  int64
+	doc []byte
+}
+
+// upsertHostsTx does one pass of UpsertHosts and returns the new hosts that
+// a concurrent writer inserted first.
+func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []host.Host, now int64, st *HostStats) ([]host.Host, error) {
+	existing, err := s.loadHosts(ctx, tx, batch)
+	if err != nil {
+		return nil, err
+	}
+	var inserts []host.Host
+	var termAdds, termDels []hostTerm
+	for _, h := range batch {
+		old, ok := existing[h.Host]
+		if !ok {
+			if h.LastSeen == 0 {
+				h.LastSeen = now
+			}
+			if h.FirstSeen == 0 {
+				h.FirstSeen = h.LastSeen
+			}
+			h.Derive()
+			inserts = append(inserts, h)
+			continue
+		}
+		var prev host.Host
+		if err := json.Unmarshal(old.doc, &prev); err != nil {
+			return nil, fmt.Errorf("decode stored host %q: %w", h.Host, err)
+		}
+		merged := host.Merge(prev, h)
+		doc, err := json.Marshal(merged)
+		if err != nil {
+			return nil, fmt.Errorf("encode host %q: %w", h.Host, err)
+		}
+		if bytes.Equal(doc, old.doc) {
+			st.Unchanged++
+			continue
+		}
+		if err := s.updateHostRow(ctx, tx, old.id, merged, doc); err != nil {
+			return nil, err
+		}
+		oldTerms, newTerms := hostTerms(prev), hostTerms(merged)
+		for _, t := range newTerms {
+			if _, found := slices.BinarySearch(oldTerms, t); !found {
+				termAdds = append(termAdds, hostTerm{t, old.id})
+			}
+		}
+		for _, t := range oldTerms {
+			if _, found := slices.BinarySearch(newTerms, t); !found {
+				termDels = append(termDels, hostTerm{t, old.id})
+			}
+		}
+		st.Updated++
+		st.Names = append(st.Names, h.Host)
+	}
+	var lost []host.Host
+	for c := range slices.Chunk(inserts, hostChunk) {
+		ids, err := s.insertHostRows(ctx, tx, c)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range c {
+			id, ok := ids[h.Host]
+			if !ok {
+				lost = append(lost, h)
+				continue
+			}
+			for _, t := range hostTerms(h) {
+				termAdds = append(termAdds, hostTerm{t, id})
+			}
+			st.Inserted++
+			st.Names = append(st.Names, h.Host)
+		}
+	}
+	for _, t := range termDels {
+		if _, err := tx.Exec(ctx, `DELETE FROM host_terms WHERE term = ? AND host_id = ?`, t.term, t.id); err != nil {
+			return nil, fmt.Errorf("delete host term: %w", err)
+		}
+	}
+	for c := range slices.Chunk(termAdds, hostChunk*2) {
+		q := strings.Builder{}
+		q.WriteString(`INSERT INTO host_terms (term, host_id) VALUES `)
+		args := make([]any, 0, 2*len(c))
+		for i, t := range c {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?,?)")
+			args = append(args, t.term, t.id)
+		}
+		q.WriteString(` ON CONFLICT DO NOTHING`)
+		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+			return nil, fmt.Errorf("insert host terms: %w", err)
+		}
+	}
+	return lost, nil
+}
+
+type hostTerm struct {
+	term string
+	id   int64
+}
+
+func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []host.Host) (map[string]storedHost, error) {
+	out := make(map[string]storedHost)
+	for c := range slices.Chunk(batch, hostChunk) {
+		q := `SELECT id, name, doc FROM hosts WHERE name IN (?` + strings.Repeat(",?", len(c)-1) + `)`
+		args := make([]any, len(c))
+		for i, h := range c {
+			args[i] = h.Host
+		}
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("load hosts: %w", err)
+		}
+		for rows.Next() {
+			var sh storedHost
+			var name string
+			if err := rows.Scan(&sh.id, &name, &sh.doc); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("load hosts: %w", err)
+			}
+			out[name] = sh
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("load hosts: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("load hosts: %w", err)
+		}
+	}
+	return out, nil
+}
+
+const hostCols = `name, rkey, domain, ip, is_live, is_resolvable, is_cloud, is_cdn, is_cloudflare, has_ipv6, has_private_ip, http_title, first_seen, last_seen, doc`
+
+func hostArgs(h host.Host, doc []byte) []any {
+	return []any{h.Host, host.ReverseKey(h.Host), h.Domain, h.IPAddress,
+		b2i(h.IsLive), b2i(h.IsResolvable), b2i(h.IsCloud), b2i(h.IsCDN), b2i(h.IsCloudflare),
+		b2i(h.HasIPv6), b2i(h.HasPrivateIP), strings.ToLower(h.HTTPTitle), h.FirstSeen, h.LastSeen, string(doc)}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// insertHostRows inserts new hosts and returns their ids by name; a name
+// missing from the result was inserted by a concurrent writer.
+func (s *Store) insertHostRows(ctx context.Context, tx *Tx, hs []host.Host) (map[string]int64, error) {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO hosts (` + hostCols + `) VALUES `)
+	args := make([]any, 0, 15*len(hs))
+	for i, h := range hs {
+		doc, err := json.Marshal(h)
+		if err != nil {
+			return nil, fmt.Errorf("encode host %q: %w", h.Host, err)
+		}
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		args = append(args, hostArgs(h, doc)...)
+	}
+	q.WriteString(` ON CONFLICT (name) DO NOTHING RETURNING id, name`)
+	rows, err := tx.Query(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("insert hosts: %w", err)
+	}
+	defer rows.Close()
+	ids := make(map[string]int64, len(hs))
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, fmt.Errorf("insert hosts: %w", err)
+		}
+		ids[name] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("insert hosts: %w", err)
+	}
+	return ids, nil
+}
+
+func (s *Store) updateHostRow(ctx context.Context, tx *Tx, id int64, h host.Host, doc []byte) error {
+	args := append(hostArgs(h, doc)[2:], id) // name and rkey never change
+	_, err := tx.Exec(ctx, `UPDATE hosts SET domain = ?, ip = ?, is_live = ?, is_resolvable = ?, is_cloud = ?,
+		is_cdn = ?, is_cloudflare = ?, has_ipv6 = ?, has_private_ip = ?, http_title = ?, first_seen = ?,
+		last_seen = ?, doc = ? WHERE id = ?`, args...)
+	if err != nil {
+		return fmt.Errorf("update host %q: %w", h.Host, err)
+	}
+	return nil
+}
+
+// Host returns the stored host of the given name (normalised first), or a
+// not_found error.
+func (s *Store) Host(ctx context.Context, name string) (host.Host, error) {
+	n, err := host.Normalize(name)
+	if err != nil {
+		return host.Host{}, periscope.Errorf(periscope.ENotFound, "No host %q is indexed.", clip(name))
+	}
+	row, err := s.QueryRowPrepared(ctx, `SELECT doc FROM hosts WHERE name = ?`, n.Host)
+	if err != nil {
+		return host.Host{}, fmt.Errorf("find host %q: %w", n.Host, err)
+	}
+	var doc []byte
+	if err := row.Scan(&doc); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return host.Host{}, periscope.Errorf(periscope.ENotFound, "No host %q is indexed.", n.Host)
+		}
+		return host.Host{}, fmt.Errorf("find host %q: %w", n.Host, err)
+	}
+	var h host.Host
+	if err := json.Unmarshal(doc, &h); err != nil {
+		return host.Host{}, fmt.Errorf("decode host %q: %w", n.Host, err)
+	}
+	return h, nil
+}
+
+// hostTerms returns the sorted, distinct index terms of h: "<field>:<value>"
+// with values lower-cased, one per value of each indexed field. Search
+// filters are looked up as the same terms (see HostQuery).
+func hostTerms(h host.Host) []string {
+	ts := make([]string, 0, 40)
+	add := func(field, v string) {
+		v = strings.ToLower(strings.TrimSpace(v))
+		if v == "" || len(v) > maxTermLen {
+			return
+		}
+		ts = append(ts, field+":"+v)
+	}
+	addAll := func(field string, vs []string) {
+		for _, v := range vs {
+			add(field, v)
+		}
+	}
+	add(TermDomain, h.Domain)
+	add(TermTLD, h.TLD)
+	add(TermIP, h.IPAddress)
+	addAll(TermIP, h.DNS.A)
+	addAll(TermIP, h.DNS.AAAA)
+	m := h.IPMetadata
+	add(TermCountry, m.CountryCode)
+	add(TermCountryName, m.CountryName)
+	add(TermCity, m.CityName)
+	if m.ASN > 0 {
+		add(TermASN, strconv.Itoa(m.ASN))
+	}
+	add(TermOrg, m.Organization)
+	if m.ISP != m.Organization {
+		add(TermOrg, m.ISP)
+	}
+	add(TermCloud, h.Cloud.Provider)
+	add(TermRegion, h.Cloud.Region)
+	add(TermCDN, h.CDN)
+	if h.HTTPStatusCode > 0 {
+		add(TermStatus, strconv.Itoa(h.HTTPStatusCode))
+	}
+	for _, p := range h.NetworkPorts {
+		add(TermPort, strconv.Itoa(p))
+	}
+	for _, sv := range h.NetworkServices {
+		add(TermService, sv.Service)
+		add(TermProduct, sv.Product)
+	}
+	addAll(TermProduct, h.Products)
+	addAll(TermTag, h.Tags)
+	addAll(TermTech, h.Web)
+	addAll(TermDNSCNAME, h.DNS.CNAME)
+	addAll(TermDNSMX, h.DNS.MX)
+	addAll(TermDNSNS, h.DNS.NS)
+	addAll(TermDNSPTR, h.DNS.PTR)
+	addAll(TermDNSTXT, h.DNS.TXT)
+	c := h.Cert
+	add(TermCertSubjectCN, c.SubjectCommonName)
+	add(TermCertSubjectOrg, c.SubjectOrg)
+	add(TermCertIssuerCN, c.IssuerCommonName)
+	add(TermCertIssuerOrg, c.IssuerOrg)
+	add(TermCertSHA256, c.SHA256Fingerprint)
+	add(TermCertSHA1, c.SHA1Fingerprint)
+	add(TermCertMD5, c.MD5Fingerprint)
+	add(TermCertSerial, c.SerialNumber)
+	addAll(TermCertDNSName, c.DNSNames)
+	slices.Sort(ts)
+	return slices.Compact(ts)
+}
+
+// The fields of index terms.
+const (
+	TermDomain         = "d"
+	TermTLD            = "tld"
+	TermIP             = "ip"
+	TermCountry        = "cc"
+	TermCountryName    = "cn"
+	TermCity           = "city"
+	TermASN            = "asn"
+	TermOrg            = "org"
+	TermCloud          = "cloud"
+	TermRegion         = "region"
+	TermCDN            = "cdn"
+	TermStatus         = "status"
+	TermPort           = "port"
+	TermService        = "svc"
+	TermProduct        = "prod"
+	TermTag            = "tag"
+	TermTech           = "tech"
+	TermDNSCNAME       = "cname"
+	TermDNSMX          = "mx"
+	TermDNSNS          = "ns"
+	TermDNSPTR         = "ptr"
+	TermDNSTXT         = "txt"
+	TermCertSubjectCN  = "scn"
+	TermCertSubjectOrg = "sorg"
+	TermCertIssuerCN   = "icn"
+	TermCertIssuerOrg  = "iorg"
+	TermCertSHA256     = "sha256"
+	TermCertSHA1       = "sha1"
+	TermCertMD5        = "md5"
+	TermCertSerial     = "serial"
+	TermCertDNSName    = "san"
+)
