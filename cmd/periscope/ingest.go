@@ -20,6 +20,7 @@ func ingesters() map[string]ingester {
 	m := map[string]ingester{}
 	// <ingest:vuln>
 	// <ingest:hosts>
+	addHostIngesters(m)
 	// <ingest:brand>
 	return m
 }
@@ -42,6 +43,7 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 	var cfg config.Config
 	fs := newFlags(e, "ingest "+kind)
 	cfg.Register(fs, e.getenv)
+	registerHostIngestFlags(kind, fs, &cfg, e.getenv)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

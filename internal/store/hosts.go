@@ -146,7 +146,15 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []host.Host, no
 		if err := json.Unmarshal(old.doc, &prev); err != nil {
 			return nil, fmt.Errorf("decode stored host %q: %w", h.Host, err)
 		}
-		merged := host.Merge(prev, h)
+		// An observation older than what is stored fills gaps but does
+		// not override newer values, so the order in which files are
+		// ingested does not matter and re-ingesting changes nothing.
+		var merged host.Host
+		if h.LastSeen != 0 && h.LastSeen < prev.LastSeen {
+			merged = host.Merge(h, prev)
+		} else {
+			merged = host.Merge(prev, h)
+		}
 		doc, err := json.Marshal(merged)
 		if err != nil {
 			return nil, fmt.Errorf("encode host %q: %w", h.Host, err)

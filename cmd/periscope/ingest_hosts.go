@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/scan"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// newHostIngester builds the host ingest path shared by `ingest` and
+// `serve`: the enricher from the configuration (a missing MMDB file is an
+// error) and the store.
+func newHostIngester(cfg *config.Config, st *store.Store) (*hostingest.Ingester, error) {
+	e, err := hostingest.NewEnricher(hostingest.Config{
+		GeoIPCity: cfg.GeoIPCity, GeoIPASN: cfg.GeoIPASN, CloudRanges: cfg.CloudRanges,
+	})
+	if err != nil {
+		return nil, err
+	}
+	in := &hostingest.Ingester{Store: st, Enricher: e}
+	// <observe:brand>
+	return in, nil
+}
+
+// ingestHostsAs returns the ingester of one host-index input format.
+func ingestHostsAs(f scan.Format) ingester {
+	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
+		in, err := newHostIngester(cfg, st)
+		if err != nil {
+			return fmt.Errorf("ingest %s: %w", f, err)
+		}
+		defer in.Enricher.Close()
+		return ingestHostSources(ctx, e, in, f, sources)
+	}
+}
+
+func ingestHostSources(ctx context.Context, e env, in *hostingest.Ingester, f scan.Format, sources []string) error {
+	files, err := expandHostSources(sources)
+	if err != nil {
+		return err
+	}
+	p := newHostProgress(e.stderr)
+	var total hostingest.Summary
+	var firstErr error
+	for _, src := range files {
+		base := total
+		sum, err := ingestHostSource(ctx, in, f, src, func(s hostingest.Summary) {
+			b := base
+			b.Add(s)
+			p.update(b)
+		})
+		total.Add(sum)
+		p.update(total)
+		if err != nil {
+			// Batches stored before the error stay stored; go on with
+			// the other sources and report the error at the end.
+			fmt.Fprintf(e.stderr, "\nerror: %v\n", err)
+			if firstErr == nil {
+				firstErr = err
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	p.done()
+	printHostSummary(e.stdout, f, len(files), total)
+	return firstErr
+}
+
+func ingestHostSource(ctx context.Context, in *hostingest.Ingester, f scan.Format, src string, progress func(hostingest.Summary)) (hostingest.Summary, error) {
+	var r io.ReadCloser
+	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+		if err != nil {
+			return hostingest.Summary{Source: src}, fmt.Errorf("fetch %s: %w", src, err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return hostingest.Summary{Source: src}, fmt.Errorf("fetch %s: %w", src, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return hostingest.Summary{Source: src}, fmt.Errorf("fetch %s: HTTP %s", src, resp.Status)
+		}
+		r = resp.Body
+	} else {
+		file, err := os.Open(src)
+		if err != nil {
+			return hostingest.Summary{Source: src}, err
+		}
+		r = file
+	}
+	defer r.Close()
+	return in.Ingest(ctx, f, src, r, progress)
+}
+
+// expandHostSources replaces each directory by the regular files below it, in
+// name order; URLs and files pass through.
+func expandHostSources(sources []string) ([]string, error) {
+	var out []string
+	for _, s := range sources {
+		if strings.Contains(s, "://") {
+			out = append(out, s)
+			continue
+		}
+		fi, err := os.Stat(s)
+		if err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+		if !fi.IsDir() {
+			out = append(out, s)
+			continue
+		}
+		var files []string
+		err = filepath.WalkDir(s, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.Type().IsRegular() && !strings.HasPrefix(d.Name(), ".") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+		sort.Strings(files)
+		out = append(out, files...)
+	}
+	return out, nil
+}
+
+// hostProgress shows ingest progress on stderr: a bar redrawn in place on a
+// terminal, a plain line every few seconds otherwise.
+type hostProgress struct {
+	w     io.Writer
+	tty   bool
+	start time.Time
+	last  time.Time
+	drawn bool
+}
+
+func newHostProgress(w io.Writer) *hostProgress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	now := time.Now()
+	return &hostProgress{w: w, tty: tty, start: now, last: now}
+}
+
+func (p *hostProgress) update(s hostingest.Summary) {
+	now := time.Now()
+	every := 5 * time.Second
+	if p.tty {
+		every = 200 * time.Millisecond
+	}
+	if now.Sub(p.last) < every {
+		return
+	}
+	p.last = now
+	el := now.Sub(p.start).Seconds()
+	rate := float64(s.Read) / max(el, 1e-9)
+	if p.tty {
+		spin := `|/-\`[int(el*5)%4]
+		fmt.Fprintf(p.w, "\r[%c] read %d  inserted %d  updated %d  unchanged %d  rejected %d  %.0f records/s ",
+			spin, s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected, rate)
+		p.drawn = true
+		return
+	}
+	fmt.Fprintf(p.w, "progress: read %d inserted %d updated %d unchanged %d rejected %d (%.0f records/s)\n",
+		s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected, rate)
+}
+
+func (p *hostProgress) done() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func printHostSummary(w io.Writer, f scan.Format, files int, s hostingest.Summary) {
+	secs := s.Duration.Seconds()
+	fmt.Fprintf(w, "%s: %d source(s): read %d, inserted %d, updated %d, unchanged %d, skipped %d, rejected %d in %s (%.0f records/s)\n",
+		f, files, s.Read, s.Inserted, s.Updated, s.Unchanged, s.Skipped, s.Rejected,
+		s.Duration.Round(time.Millisecond), float64(s.Read)/max(secs, 1e-9))
+	for _, r := range s.Rejects {
+		fmt.Fprintf(w, "  rejected %s\n", r)
+	}
+	if s.Rejected > len(s.Rejects) {
+		fmt.Fprintf(w, "  ... and %d more rejected\n", s.Rejected-len(s.Rejects))
+	}
+}
+
+// addHostIngesters registers the kinds of the host index (API.md §5).
+func addHostIngesters(m map[string]ingester) {
+	m["httpx"] = ingestHostsAs(scan.HTTPX)
+	m["nmap"] = ingestHostsAs(scan.Nmap)
+	m["masscan"] = ingestHostsAs(scan.Masscan)
+	m["naabu"] = ingestHostsAs(scan.Naabu)
+	m["pdns"] = ingestHostsAs(scan.PDNS)
+	m["hosts"] = ingestHostsAs(scan.Native)
+}
+
+// registerHostIngestFlags adds the enrichment flags of serve to the host
+// ingest kinds, so `ingest` enriches as `serve` does.
+func registerHostIngestFlags(kind string, fs *flag.FlagSet, cfg *config.Config, getenv config.Getenv) {
+	switch kind {
+	case "httpx", "nmap", "masscan", "naabu", "pdns", "hosts":
+	default:
+		return
+	}
+	env := func(name string) string { return getenv(name) }
+	fs.StringVar(&cfg.GeoIPCity, "geoip-city", env("PERISCOPE_GEOIP_CITY"), "MMDB file with city/country data (MaxMind, DB-IP or IPinfo layout) (env PERISCOPE_GEOIP_CITY)")
+	fs.StringVar(&cfg.GeoIPASN, "geoip-asn", env("PERISCOPE_GEOIP_ASN"), "MMDB file with ASN data (env PERISCOPE_GEOIP_ASN)")
+	fs.StringVar(&cfg.CloudRanges, "cloud-ranges", env("PERISCOPE_CLOUD_RANGES"), "directory of provider range files overriding the built-in set (env PERISCOPE_CLOUD_RANGES)")
+}

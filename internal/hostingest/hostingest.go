@@ -1,0 +1,265 @@
+// Package hostingest is the ingest path of the host index: it parses scanner
+// outputs (internal/scan), enriches each observation with AS, geo, cloud and
+// CDN data (internal/enrich) and stores batches (store.UpsertHosts), one
+// transaction per batch, calling an optional observer with the names of
+// each stored batch.
+package hostingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/enrich"
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/scan"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// DefaultBatch is how many observations one transaction stores.
+const DefaultBatch = 2000
+
+// Ingester loads scanner outputs into the host index.
+type Ingester struct {
+	Store *store.Store
+	// Enricher, when set, adds AS, geo, cloud and CDN data to every
+	// observation before it is stored.
+	Enricher *enrich.Enricher
+	// Observe, when set, is called with the names of the hosts each stored
+	// batch inserted or updated (brand protection watches new names). An
+	// error stops the ingest; the batch stays stored.
+	Observe func(ctx context.Context, names []string) error
+	// Batch is the number of observations per transaction (DefaultBatch
+	// when 0).
+	Batch int
+}
+
+// Summary reports one ingest.
+type Summary struct {
+	Source    string
+	Read      int // input records read
+	Skipped   int // well-formed records with nothing to index
+	Inserted  int
+	Updated   int
+	Unchanged int
+	Rejected  int
+	Rejects   []string // "source:line: reason", the first few
+	Duration  time.Duration
+}
+
+// Add adds o's counts to s.
+func (s *Summary) Add(o Summary) {
+	s.Read += o.Read
+	s.Skipped += o.Skipped
+	s.Inserted += o.Inserted
+	s.Updated += o.Updated
+	s.Unchanged += o.Unchanged
+	s.Rejected += o.Rejected
+	s.Rejects = append(s.Rejects, o.Rejects...)
+	s.Duration += o.Duration
+}
+
+// maxRejectLines bounds the reject reasons a Summary keeps.
+const maxRejectLines = 100
+
+// Ingest reads r in format f and stores what it holds. progress, when set,
+// is called after each stored batch with the counts so far. Batches stored
+// before an error stay stored; the error names the source and position.
+func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r io.Reader, progress func(Summary)) (Summary, error) {
+	start := time.Now()
+	sum := Summary{Source: source}
+	size := in.Batch
+	if size <= 0 {
+		size = DefaultBatch
+	}
+	batch := make([]host.Host, 0, size)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		st, err := in.Store.UpsertHosts(ctx, batch)
+		if err != nil {
+			return err
+		}
+		batch = batch[:0]
+		sum.Inserted += st.Inserted
+		sum.Updated += st.Updated
+		sum.Unchanged += st.Unchanged
+		sum.Rejected += st.Rejected
+		for _, r := range st.Rejects {
+			if len(sum.Rejects) < maxRejectLines {
+				sum.Rejects = append(sum.Rejects, source+": "+r)
+			}
+		}
+		if in.Observe != nil && len(st.Names) > 0 {
+			if err := in.Observe(ctx, st.Names); err != nil {
+				return fmt.Errorf("observe stored hosts: %w", err)
+			}
+		}
+		if progress != nil {
+			progress(sum)
+		}
+		return nil
+	}
+	stats, err := scan.Parse(f, r, func(h host.Host) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		Enrich(in.Enricher, &h)
+		batch = append(batch, h)
+		if len(batch) >= size {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	sum.Read, sum.Skipped = stats.Records, stats.Skipped
+	sum.Rejected += stats.Rejected
+	for _, rj := range stats.Rejects {
+		if len(sum.Rejects) < maxRejectLines {
+			sum.Rejects = append(sum.Rejects, fmt.Sprintf("%s:%d: %s", source, rj.Line, rj.Reason))
+		}
+	}
+	sum.Duration = time.Since(start)
+	if err != nil {
+		return sum, fmt.Errorf("ingest %s %s: %w", f, source, err)
+	}
+	return sum, nil
+}
+
+// Enrich adds what e knows about h's address to h: AS, organisation and
+// location (kept where the observation already has them), cloud provider
+// and region, CDN (also from CNAME names when no address is known) and the
+// derived tags. A nil e only recognises CDNs by CNAME.
+func Enrich(e *enrich.Enricher, h *host.Host) {
+	addr, ok := primaryAddr(h)
+	if e == nil || !ok {
+		if h.CDN == "" {
+			for _, c := range h.DNS.CNAME {
+				if cdn := enrich.CDNForCNAME(c); cdn != "" {
+					h.CDN, h.IsCDN = cdn, true
+					h.Tags = append(h.Tags, "cdn", cdn)
+					break
+				}
+			}
+		}
+		return
+	}
+	res := e.Enrich(addr, h.DNS.CNAME)
+	g, m := res.Geo, &h.IPMetadata
+	fill(&m.Organization, g.Organization)
+	fill(&m.ISP, g.ISP)
+	fill(&m.CountryCode, g.CountryCode)
+	fill(&m.CountryName, g.CountryName)
+	fill(&m.CityName, g.City)
+	fill(&m.Region, g.Region)
+	fill(&m.PostalCode, g.PostalCode)
+	if m.ASN == 0 {
+		m.ASN = g.ASN
+	}
+	if m.LocationLatitude == 0 && m.LocationLongitude == 0 {
+		m.LocationLatitude, m.LocationLongitude = g.Latitude, g.Longitude
+	}
+	if res.IsCloud {
+		fill(&h.Cloud.Provider, res.Provider)
+		fill(&h.Cloud.Region, res.Region)
+		h.IsCloud = true
+	}
+	fill(&h.CDN, res.CDN)
+	h.IsCDN = h.IsCDN || res.IsCDN
+	h.IsCloudflare = h.IsCloudflare || res.IsCloudflare
+	h.Tags = append(h.Tags, res.Tags...)
+}
+
+func fill(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+// primaryAddr is the address enrichment describes: the host's IP, else its
+// first A, else its first AAAA record.
+func primaryAddr(h *host.Host) (netip.Addr, bool) {
+	for _, s := range append([]string{h.IPAddress}, append(slices.Clone(h.DNS.A), h.DNS.AAAA...)...) {
+		if a, err := netip.ParseAddr(s); err == nil {
+			return a.Unmap(), true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// Config is the enrichment configuration of the command line.
+type Config struct {
+	GeoIPCity   string // MMDB with city/country data
+	GeoIPASN    string // MMDB with ASN data
+	CloudRanges string // directory of provider range files
+}
+
+// NewEnricher builds the enricher: the MMDB files (each must exist; a
+// missing path is an error naming the flag) and the provider ranges built
+// in, replaced by the files of cfg.CloudRanges named as the built-in ones.
+func NewEnricher(cfg Config) (*enrich.Enricher, error) {
+	for _, p := range []struct{ flag, path string }{{"--geoip-city", cfg.GeoIPCity}, {"--geoip-asn", cfg.GeoIPASN}} {
+		if p.path == "" {
+			continue
+		}
+		if _, err := os.Stat(p.path); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", p.flag, p.path, errors.Unwrap(err))
+		}
+	}
+	ecfg := enrich.Config{Geo: enrich.GeoPaths{CityDB: cfg.GeoIPCity, ASNDB: cfg.GeoIPASN}}
+	if cfg.CloudRanges != "" {
+		srcs, err := rangeDir(cfg.CloudRanges)
+		if err != nil {
+			return nil, err
+		}
+		ecfg.Ranges = srcs
+	}
+	e, err := enrich.New(ecfg)
+	if err != nil {
+		return nil, fmt.Errorf("enrichment: %w", err)
+	}
+	return e, nil
+}
+
+// rangeDir lists the range files of dir, recognised by the names of the
+// built-in files (with or without .gz).
+func rangeDir(dir string) ([]enrich.RangeSource, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--cloud-ranges: %w", err)
+	}
+	known := map[string]enrich.RangeSource{}
+	var names []string
+	for _, src := range enrich.DefaultRanges() {
+		base := strings.TrimSuffix(filepath.Base(src.Path), ".gz")
+		known[base] = src
+		names = append(names, base)
+	}
+	var out []enrich.RangeSource
+	for _, en := range entries {
+		if en.IsDir() || strings.HasPrefix(en.Name(), ".") {
+			continue
+		}
+		src, ok := known[strings.TrimSuffix(en.Name(), ".gz")]
+		if !ok {
+			return nil, fmt.Errorf("--cloud-ranges: %s is not a known range file (known: %s)",
+				filepath.Join(dir, en.Name()), strings.Join(names, ", "))
+		}
+		src.Path = filepath.Join(dir, en.Name())
+		out = append(out, src)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--cloud-ranges: %s holds no range file (known: %s)", dir, strings.Join(names, ", "))
+	}
+	return out, nil
+}
