@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -259,12 +261,24 @@ func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []host.Host) (map[s
 	return out, nil
 }
 
-const hostCols = `name, rkey, domain, ip, is_live, is_resolvable, is_cloud, is_cdn, is_cloudflare, has_ipv6, has_private_ip, http_title, first_seen, last_seen, doc`
+const hostCols = `name, rkey, domain, ip, ipkey, is_live, is_resolvable, is_cloud, is_cdn, is_cloudflare, has_ipv6, has_private_ip, http_title, first_seen, last_seen, doc`
 
 func hostArgs(h host.Host, doc []byte) []any {
-	return []any{h.Host, host.ReverseKey(h.Host), h.Domain, h.IPAddress,
+	return []any{h.Host, host.ReverseKey(h.Host), h.Domain, h.IPAddress, IPKey(h.IPAddress),
 		b2i(h.IsLive), b2i(h.IsResolvable), b2i(h.IsCloud), b2i(h.IsCDN), b2i(h.IsCloudflare),
 		b2i(h.HasIPv6), b2i(h.HasPrivateIP), strings.ToLower(h.HTTPTitle), h.FirstSeen, h.LastSeen, string(doc)}
+}
+
+// IPKey returns the index key of an IP address: its 16 bytes (an IPv4
+// address mapped into IPv6) as 32 lower-case hex digits, or "" when s is
+// not an address.
+func IPKey(s string) string {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return ""
+	}
+	b := a.As16()
+	return hex.EncodeToString(b[:])
 }
 
 func b2i(b bool) int {
@@ -279,7 +293,7 @@ func b2i(b bool) int {
 func (s *Store) insertHostRows(ctx context.Context, tx *Tx, hs []host.Host) (map[string]int64, error) {
 	var q strings.Builder
 	q.WriteString(`INSERT INTO hosts (` + hostCols + `) VALUES `)
-	args := make([]any, 0, 15*len(hs))
+	args := make([]any, 0, 16*len(hs))
 	for i, h := range hs {
 		doc, err := json.Marshal(h)
 		if err != nil {
@@ -288,7 +302,7 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, hs []host.Host) (map
 		if i > 0 {
 			q.WriteByte(',')
 		}
-		q.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		q.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 		args = append(args, hostArgs(h, doc)...)
 	}
 	q.WriteString(` ON CONFLICT (name) DO NOTHING RETURNING id, name`)
@@ -314,7 +328,7 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, hs []host.Host) (map
 
 func (s *Store) updateHostRow(ctx context.Context, tx *Tx, id int64, h host.Host, doc []byte) error {
 	args := append(hostArgs(h, doc)[2:], id) // name and rkey never change
-	_, err := tx.Exec(ctx, `UPDATE hosts SET domain = ?, ip = ?, is_live = ?, is_resolvable = ?, is_cloud = ?,
+	_, err := tx.Exec(ctx, `UPDATE hosts SET domain = ?, ip = ?, ipkey = ?, is_live = ?, is_resolvable = ?, is_cloud = ?,
 		is_cdn = ?, is_cloudflare = ?, has_ipv6 = ?, has_private_ip = ?, http_title = ?, first_seen = ?,
 		last_seen = ?, doc = ? WHERE id = ?`, args...)
 	if err != nil {

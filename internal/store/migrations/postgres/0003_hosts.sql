@@ -8,6 +8,9 @@ CREATE TABLE hosts (
     rkey TEXT COLLATE "C" NOT NULL,
     domain TEXT NOT NULL DEFAULT '',
     ip TEXT NOT NULL DEFAULT '',
+    -- ipkey is the address as 32 hex digits (IPv4 mapped into IPv6), so a
+    -- CIDR block is one key range.
+    ipkey TEXT COLLATE "C" NOT NULL DEFAULT '',
     is_live INTEGER NOT NULL DEFAULT 0,
     is_resolvable INTEGER NOT NULL DEFAULT 0,
     is_cloud INTEGER NOT NULL DEFAULT 0,
@@ -22,8 +25,9 @@ CREATE TABLE hosts (
 );
 CREATE UNIQUE INDEX hosts_name ON hosts (name);
 -- Subdomain listing: a range of reversed-label keys (byte order, so the
--- range bounds behave as on SQLite), covering resolvability.
-CREATE INDEX hosts_rkey ON hosts (rkey, is_resolvable);
+-- range bounds behave as on SQLite), covering resolvability and last_seen.
+CREATE INDEX hosts_ipkey ON hosts (ipkey);
+CREATE INDEX hosts_rkey ON hosts (rkey, is_resolvable, last_seen);
 
 CREATE TABLE host_terms (
     term TEXT COLLATE "C" NOT NULL,

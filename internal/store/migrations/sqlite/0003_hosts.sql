@@ -8,6 +8,9 @@ CREATE TABLE hosts (
     rkey TEXT NOT NULL,
     domain TEXT NOT NULL DEFAULT '',
     ip TEXT NOT NULL DEFAULT '',
+    -- ipkey is the address as 32 hex digits (IPv4 mapped into IPv6), so a
+    -- CIDR block is one key range.
+    ipkey TEXT NOT NULL DEFAULT '',
     is_live INTEGER NOT NULL DEFAULT 0,
     is_resolvable INTEGER NOT NULL DEFAULT 0,
     is_cloud INTEGER NOT NULL DEFAULT 0,
@@ -21,8 +24,10 @@ CREATE TABLE hosts (
     doc TEXT NOT NULL
 );
 CREATE UNIQUE INDEX hosts_name ON hosts (name);
--- Subdomain listing: a range of reversed-label keys, covering resolvability.
-CREATE INDEX hosts_rkey ON hosts (rkey, is_resolvable);
+-- Subdomain listing: a range of reversed-label keys, covering resolvability
+-- and last_seen.
+CREATE INDEX hosts_ipkey ON hosts (ipkey);
+CREATE INDEX hosts_rkey ON hosts (rkey, is_resolvable, last_seen);
 
 CREATE TABLE host_terms (
     term TEXT NOT NULL,
