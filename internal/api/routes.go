@@ -30,5 +30,11 @@ func (s *Server) registerRoutes() {
 	// Capabilities register below, one line per route.
 	// <routes:vuln>
 	// <routes:hosts>
+	s.handle("POST /api/v1/global/search", charged, s.handleGlobalSearch)
+	s.handle("GET /api/v1/domain/{domain}/subdomains", charged, s.handleSubdomains)
+	s.handle("GET /api/v1/domain/{domain}/details", charged, s.handleDomainDetails)
+	s.handle("GET /api/v1/host/{host}", charged, s.handleHost)
+	s.handle("POST /api/v1/oem/attack-surface/search", oemCharged, s.handleAttackSurfaceSearch)
+	s.handle("POST /api/v1/oem/attack-surface/host", oemCharged, s.handleAttackSurfaceHost)
 	// <routes:brand>
 }

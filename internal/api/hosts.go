@@ -1,0 +1,577 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/asset"
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// filterKind is the JSON type a global-search filter takes.
+type filterKind int
+
+const (
+	filterString filterKind = iota // a string, or an array of strings (all must match)
+	filterInt                      // an integer, or an array of integers
+	filterBool                     // a boolean
+)
+
+// searchFilter is one global-search filter of API.md §4.4.
+type searchFilter struct {
+	kind filterKind
+	// term is the index field of the filter; empty for the special cases
+	// handled in hostQuery.
+	term string
+}
+
+// searchFilters maps every filter name and alias of API.md §4.4 to its
+// index field.
+var searchFilters = map[string]searchFilter{
+	"country":                   {filterString, ""}, // a code or an English name
+	"country_code":              {filterString, store.TermCountry},
+	"product":                   {filterString, store.TermProduct},
+	"organization":              {filterString, store.TermOrg},
+	"asn":                       {filterInt, store.TermASN},
+	"port":                      {filterInt, store.TermPort},
+	"tag":                       {filterString, store.TermTag},
+	"tags":                      {filterString, store.TermTag},
+	"tech":                      {filterString, store.TermTech},
+	"technology":                {filterString, store.TermTech},
+	"cloud_provider":            {filterString, store.TermCloud},
+	"cloud_region":              {filterString, store.TermRegion},
+	"cdn":                       {filterString, store.TermCDN},
+	"domain":                    {filterString, ""},
+	"host":                      {filterString, ""},
+	"subdomain":                 {filterString, ""},
+	"tld":                       {filterString, store.TermTLD},
+	"ip":                        {filterString, ""},
+	"ip_address":                {filterString, ""},
+	"service":                   {filterString, store.TermService},
+	"city":                      {filterString, store.TermCity},
+	"city_name":                 {filterString, store.TermCity},
+	"http_title":                {filterString, ""},
+	"http_status_code":          {filterInt, store.TermStatus},
+	"http_favicon_hash":         {filterString, ""},
+	"dns_a":                     {filterString, ""},
+	"dns_aaaa":                  {filterString, ""},
+	"dns_cname":                 {filterString, store.TermDNSCNAME},
+	"dns_mx":                    {filterString, store.TermDNSMX},
+	"dns_txt":                   {filterString, store.TermDNSTXT},
+	"dns_ptr":                   {filterString, store.TermDNSPTR},
+	"dns_ns":                    {filterString, store.TermDNSNS},
+	"is_cloud":                  {filterBool, string(store.FlagCloud)},
+	"is_live":                   {filterBool, string(store.FlagLive)},
+	"is_resolvable":             {filterBool, string(store.FlagResolvable)},
+	"is_cdn":                    {filterBool, string(store.FlagCDN)},
+	"is_cloudflare":             {filterBool, string(store.FlagCloudflare)},
+	"has_ipv6":                  {filterBool, string(store.FlagIPv6)},
+	"has_private_ip":            {filterBool, string(store.FlagPrivateIP)},
+	"cert_issuer_common_name":   {filterString, store.TermCertIssuerCN},
+	"cert_issuer_organization":  {filterString, store.TermCertIssuerOrg},
+	"cert_subject_common_name":  {filterString, store.TermCertSubjectCN},
+	"cert_subject_organization": {filterString, store.TermCertSubjectOrg},
+	"cert_sha256_fingerprint":   {filterString, store.TermCertSHA256},
+	"cert_sha1_fingerprint":     {filterString, store.TermCertSHA1},
+	"cert_md5_fingerprint":      {filterString, store.TermCertMD5},
+	"cert_serial_number":        {filterString, store.TermCertSerial},
+	"cert_dns_names":            {filterString, store.TermCertDNSName},
+	"cert_dns_name":             {filterString, store.TermCertDNSName},
+}
+
+// Global search bounds (API.md §4.4).
+const (
+	searchDefaultLimit = 50
+	searchMaxLimit     = 200
+)
+
+type globalSearchResponse struct {
+	Status            int                        `json:"status"`
+	Message           string                     `json:"message"`
+	Results           []host.Host                `json:"results"`
+	Query             map[string]json.RawMessage `json:"query"`
+	TotalQueryResults int                        `json:"total_query_results"`
+	TotalPages        int                        `json:"total_pages"`
+	Page              int                        `json:"page"`
+	PageSize          int                        `json:"page_size"`
+	// TotalIsExact is false when the count stopped at store.CountCap.
+	TotalIsExact bool `json:"total_is_exact"`
+}
+
+// handleGlobalSearch answers POST /global/search.
+func (s *Server) handleGlobalSearch(w http.ResponseWriter, r *http.Request) error {
+	var body map[string]json.RawMessage
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	page, limit := 1, searchDefaultLimit
+	filters := map[string]json.RawMessage{}
+	for k, v := range body {
+		switch k {
+		case "page":
+			if err := intParam(k, v, &page); err != nil {
+				return err
+			}
+		case "limit":
+			if err := intParam(k, v, &limit); err != nil {
+				return err
+			}
+		default:
+			filters[k] = v
+		}
+	}
+	if err := checkRange("page", page, 1, 0); err != nil {
+		return err
+	}
+	if err := checkRange("limit", limit, 1, searchMaxLimit); err != nil {
+		return err
+	}
+	q, err := hostQuery(filters)
+	if err != nil {
+		return err
+	}
+	size := min(limit, max(principalOf(r).Account.MaxResultsPerRequest, 1))
+	if page > (1<<31)/size {
+		return periscope.Errorf(periscope.EInvalid, "page is too large (got %d).", page)
+	}
+	q.Limit, q.Offset = size, (page-1)*size
+	res, err := s.store.SearchHosts(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, globalSearchResponse{
+		Status: http.StatusOK, Results: res.Hosts, Query: filters,
+		TotalQueryResults: res.Total, TotalPages: (res.Total + size - 1) / size,
+		Page: page, PageSize: size, TotalIsExact: res.Exact,
+	})
+	return nil
+}
+
+// intParam decodes a JSON integer parameter; a float or a string is an
+// error naming the parameter.
+func intParam(name string, raw json.RawMessage, dst *int) error {
+	if err := json.Unmarshal(raw, dst); err != nil || bytes.ContainsAny(raw, ".eE") {
+		return periscope.Errorf(periscope.EInvalid, "%s must be an integer.", name)
+	}
+	return nil
+}
+
+// hostQuery turns global-search filters into a store query: unknown names
+// and wrong types are errors naming the filter, and at least one filter is
+// required.
+func hostQuery(filters map[string]json.RawMessage) (store.HostQuery, error) {
+	var q store.HostQuery
+	names := make([]string, 0, len(filters))
+	for k := range filters {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	n := 0
+	for _, name := range names {
+		raw := filters[name]
+		if name == "query_tags" {
+			continue
+		}
+		f, ok := searchFilters[name]
+		if !ok {
+			return q, periscope.Errorf(periscope.EInvalid, "%q is not a search filter (see the global search filters in the API documentation).", clip(name, 64))
+		}
+		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			continue
+		}
+		n++
+		switch f.kind {
+		case filterBool:
+			var b bool
+			if err := json.Unmarshal(raw, &b); err != nil {
+				return q, periscope.Errorf(periscope.EInvalid, "%s must be true or false.", name)
+			}
+			if q.Flags == nil {
+				q.Flags = map[store.HostFlag]bool{}
+			}
+			q.Flags[store.HostFlag(f.term)] = b
+			continue
+		case filterInt:
+			vals, err := intValues(name, raw)
+			if err != nil {
+				return q, err
+			}
+			for _, v := range vals {
+				q.Terms = append(q.Terms, store.Term(f.term, v))
+			}
+			continue
+		}
+		vals, err := stringValues(name, raw)
+		if err != nil {
+			return q, err
+		}
+		for _, v := range vals {
+			if err := addStringFilter(&q, name, f.term, v); err != nil {
+				return q, err
+			}
+		}
+	}
+	if n == 0 {
+		return q, periscope.Errorf(periscope.EMissing, "Give at least one search filter (for example {\"country\": \"US\"} or {\"port\": 443}).")
+	}
+	return q, nil
+}
+
+func addStringFilter(q *store.HostQuery, name, term, v string) error {
+	switch name {
+	case "country":
+		if len(v) == 2 {
+			term = store.TermCountry
+		} else {
+			term = store.TermCountryName
+		}
+	case "domain":
+		n, err := host.Normalize(v)
+		if err != nil || n.IP {
+			return periscope.Errorf(periscope.EInvalid, "domain must be a domain name (got %q).", clip(v, 64))
+		}
+		if n.Host != n.Domain {
+			q.Under = n.Host // a name below a registrable domain
+			return nil
+		}
+		v, term = n.Domain, store.TermDomain
+	case "host", "subdomain":
+		n, err := host.Normalize(v)
+		if err != nil {
+			return periscope.Errorf(periscope.EInvalid, "%s must be a host name or IP address (got %q).", name, clip(v, 64))
+		}
+		if name == "host" {
+			q.Name = n.Host
+		} else {
+			q.Under = n.Host
+		}
+		return nil
+	case "ip", "ip_address", "dns_a", "dns_aaaa":
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return periscope.Errorf(periscope.EInvalid, "%s must be an IP address (got %q).", name, clip(v, 64))
+		}
+		v, term = a.Unmap().String(), store.TermIP
+	case "http_title":
+		q.TitleContains = v
+		return nil
+	case "http_favicon_hash":
+		return periscope.Errorf(periscope.EInvalid, "http_favicon_hash is not indexed: none of the supported inputs carries favicon hashes.")
+	}
+	q.Terms = append(q.Terms, store.Term(term, v))
+	return nil
+}
+
+// stringValues decodes a string or an array of non-empty strings.
+func stringValues(name string, raw json.RawMessage) ([]string, error) {
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		if strings.TrimSpace(one) == "" {
+			return nil, periscope.Errorf(periscope.EInvalid, "%s must not be empty.", name)
+		}
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil || len(many) == 0 {
+		return nil, periscope.Errorf(periscope.EInvalid, "%s must be a string or a non-empty array of strings.", name)
+	}
+	for _, v := range many {
+		if strings.TrimSpace(v) == "" {
+			return nil, periscope.Errorf(periscope.EInvalid, "%s must not hold empty strings.", name)
+		}
+	}
+	return many, nil
+}
+
+// intValues decodes an integer or an array of integers (as decimal text).
+func intValues(name string, raw json.RawMessage) ([]string, error) {
+	bad := periscope.Errorf(periscope.EInvalid, "%s must be an integer or an array of integers.", name)
+	raw = bytes.TrimSpace(raw)
+	var nums []json.Number
+	if len(raw) > 0 && raw[0] == '[' {
+		if err := json.Unmarshal(raw, &nums); err != nil || len(nums) == 0 {
+			return nil, bad
+		}
+	} else {
+		var one json.Number
+		if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &one) != nil {
+			return nil, bad
+		}
+		nums = []json.Number{one}
+	}
+	out := make([]string, len(nums))
+	for i, n := range nums {
+		v, err := n.Int64()
+		if err != nil || v < 0 || v > 1<<32 {
+			return nil, bad
+		}
+		out[i] = n.String()
+	}
+	return out, nil
+}
+
+// subdomainsMetadata is FullHunt's metadata object; every number an integer.
+type subdomainsMetadata struct {
+	AllResultsCount         int    `json:"all_results_count"`
+	AvailableResultsForUser int    `json:"available_results_for_user"`
+	Domain                  string `json:"domain"`
+	LastScanned             int64  `json:"last_scanned"`
+	MaxResultsForUser       int    `json:"max_results_for_user"`
+	Timestamp               int64  `json:"timestamp"`
+	UserPlan                string `json:"user_plan"`
+}
+
+type subdomainsResponse struct {
+	Status   int                `json:"status"`
+	Message  string             `json:"message"`
+	Domain   string             `json:"domain"`
+	Hosts    []string           `json:"hosts"`
+	Metadata subdomainsMetadata `json:"metadata"`
+}
+
+// subdomainCountCap bounds the count of a domain's hosts.
+const subdomainCountCap = 1_000_000
+
+// pathDomain validates the {domain} of a route: a domain name, not an IP,
+// without scheme, port or path.
+func pathDomain(r *http.Request) (string, error) {
+	return asset.Domain(r.PathValue("domain"))
+}
+
+// handleSubdomains answers GET /domain/{domain}/subdomains.
+func (s *Server) handleSubdomains(w http.ResponseWriter, r *http.Request) error {
+	domain, err := pathDomain(r)
+	if err != nil {
+		return err
+	}
+	resolvable, err := queryBool(r, "resolvable_only")
+	if err != nil {
+		return err
+	}
+	acct := principalOf(r).Account
+	limit := max(acct.MaxResultsPerRequest, 1)
+	names, total, err := s.store.Subdomains(r.Context(), domain, resolvable, limit, subdomainCountCap)
+	if err != nil {
+		return err
+	}
+	md, err := s.domainMetadata(r, domain, total, len(names))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, subdomainsResponse{Status: http.StatusOK, Domain: domain, Hosts: names, Metadata: md})
+	return nil
+}
+
+func (s *Server) domainMetadata(r *http.Request, domain string, total, returned int) (subdomainsMetadata, error) {
+	acct := principalOf(r).Account
+	last, err := s.store.LastSeenUnder(r.Context(), domain)
+	if err != nil {
+		return subdomainsMetadata{}, err
+	}
+	return subdomainsMetadata{
+		AllResultsCount: total, AvailableResultsForUser: returned, Domain: domain, LastScanned: last,
+		MaxResultsForUser: acct.MaxResultsPerRequest, Timestamp: s.now().Unix(), UserPlan: acct.Plan,
+	}, nil
+}
+
+type domainDetailsResponse struct {
+	Status   int                `json:"status"`
+	Message  string             `json:"message"`
+	Domain   string             `json:"domain"`
+	Hosts    []host.Host        `json:"hosts"`
+	Metadata subdomainsMetadata `json:"metadata"`
+}
+
+// Domain details bounds: host objects are large, so pages are smaller than
+// the name lists of subdomains.
+const (
+	detailsDefaultLimit = 100
+	detailsMaxLimit     = 1000
+)
+
+// handleDomainDetails answers GET /domain/{domain}/details: the host
+// objects of the domain, paged with the extensions page and limit.
+func (s *Server) handleDomainDetails(w http.ResponseWriter, r *http.Request) error {
+	domain, err := pathDomain(r)
+	if err != nil {
+		return err
+	}
+	page, err := queryInt(r, "page", 1, 1, 1<<20)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(r, "limit", detailsDefaultLimit, 1, detailsMaxLimit)
+	if err != nil {
+		return err
+	}
+	resolvable, err := queryBool(r, "resolvable_only")
+	if err != nil {
+		return err
+	}
+	res, md, err := s.domainHosts(r, domain, resolvable, page, limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, domainDetailsResponse{Status: http.StatusOK, Domain: domain, Hosts: res, Metadata: md})
+	return nil
+}
+
+// domainHosts returns a page of the host objects of domain (clipped to the
+// account's max_results_per_request) and the metadata of the listing.
+func (s *Server) domainHosts(r *http.Request, domain string, resolvable bool, page, limit int) ([]host.Host, subdomainsMetadata, error) {
+	size := min(limit, max(principalOf(r).Account.MaxResultsPerRequest, 1))
+	q := store.HostQuery{Under: domain, Limit: size, Offset: (page - 1) * size}
+	if resolvable {
+		q.Flags = map[store.HostFlag]bool{store.FlagResolvable: true}
+	}
+	res, err := s.store.SearchHosts(r.Context(), q)
+	if err != nil {
+		return nil, subdomainsMetadata{}, err
+	}
+	_, total, err := s.store.Subdomains(r.Context(), domain, resolvable, 0, subdomainCountCap)
+	if err != nil {
+		return nil, subdomainsMetadata{}, err
+	}
+	md, err := s.domainMetadata(r, domain, total, len(res.Hosts))
+	return res.Hosts, md, err
+}
+
+// handleHost answers GET /host/{host}: one host object, 404 when unknown.
+func (s *Server) handleHost(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("host")
+	if _, err := host.Normalize(name); err != nil {
+		return periscope.Errorf(periscope.EInvalid, "host must be a host name or IP address (got %q).", clip(name, 64))
+	}
+	h, err := s.store.Host(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, h)
+	return nil
+}
+
+// attackSurfaceLimits caps the blocks /oem/attack-surface/search accepts:
+// a /16 of IPv4, a /48 of IPv6 (as for organization ranges).
+var attackSurfaceLimits = asset.DefaultLimits
+
+// attackSurfaceQuery is the body of the OEM attack-surface routes.
+type attackSurfaceQuery struct {
+	Query *string `json:"query"`
+	Type  string  `json:"type"`
+}
+
+// handleAttackSurfaceSearch answers POST /oem/attack-surface/search: the
+// hosts of a domain or of an IP range (type inferred when absent).
+func (s *Server) handleAttackSurfaceSearch(w http.ResponseWriter, r *http.Request) error {
+	var in attackSurfaceQuery
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if in.Query == nil || strings.TrimSpace(*in.Query) == "" {
+		return periscope.Errorf(periscope.EMissing, "query is required: a domain or an IP range.")
+	}
+	query := strings.TrimSpace(*in.Query)
+	typ := in.Type
+	if typ == "" {
+		typ = "domain"
+		if _, err := netip.ParsePrefix(query); err == nil {
+			typ = "ip_range"
+		} else if _, err := netip.ParseAddr(query); err == nil {
+			typ = "ip_range"
+		}
+	}
+	limit := max(principalOf(r).Account.MaxResultsPerRequest, 1)
+	switch typ {
+	case "domain":
+		domain, err := asset.Domain(query)
+		if err != nil {
+			return err
+		}
+		hosts, md, err := s.domainHosts(r, domain, false, 1, limit)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"response": map[string]any{"domain": domain, "hosts": hosts, "metadata": md}})
+	case "ip_range":
+		p, err := ipRangeQuery(query)
+		if err != nil {
+			return err
+		}
+		res, err := s.store.SearchHosts(r.Context(), store.HostQuery{IPRange: p, Limit: limit})
+		if err != nil {
+			return err
+		}
+		acct := principalOf(r).Account
+		writeJSON(w, http.StatusOK, map[string]any{"response": map[string]any{
+			"ip_range": p.String(), "hosts": res.Hosts,
+			"metadata": map[string]any{
+				"all_results_count": res.Total, "total_is_exact": res.Exact,
+				"available_results_for_user": len(res.Hosts), "ip_range": p.String(),
+				"max_results_for_user": acct.MaxResultsPerRequest, "timestamp": s.now().Unix(), "user_plan": acct.Plan,
+			},
+		}})
+	default:
+		return periscope.Errorf(periscope.EInvalid, "type must be domain or ip_range (got %q).", clip(typ, 32))
+	}
+	return nil
+}
+
+// ipRangeQuery parses an IP or CIDR and enforces the size cap.
+func ipRangeQuery(s string) (netip.Prefix, error) {
+	var p netip.Prefix
+	if a, err := netip.ParseAddr(s); err == nil {
+		p = netip.PrefixFrom(a, a.BitLen())
+	} else if p, err = netip.ParsePrefix(s); err != nil {
+		return p, periscope.Errorf(periscope.EInvalid, "query must be an IP address or a CIDR block (got %q).", clip(s, 64))
+	}
+	if p.Addr().Zone() != "" {
+		return p, periscope.Errorf(periscope.EInvalid, "query must not carry an IPv6 zone.")
+	}
+	if a := p.Addr(); a.Is4In6() {
+		if p.Bits() < 96 {
+			return p, periscope.Errorf(periscope.EInvalid, "query %s mixes IPv4-mapped and plain IPv6 space.", p)
+		}
+		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	p = p.Masked()
+	if p.Addr().Is4() && p.Bits() < attackSurfaceLimits.MinPrefixV4 || p.Addr().Is6() && p.Bits() < attackSurfaceLimits.MinPrefixV6 {
+		return p, periscope.Errorf(periscope.EInvalid, "query %s is too large: the largest block is /%d for IPv4 and /%d for IPv6.",
+			p, attackSurfaceLimits.MinPrefixV4, attackSurfaceLimits.MinPrefixV6)
+	}
+	return p, nil
+}
+
+// handleAttackSurfaceHost answers POST /oem/attack-surface/host: one host
+// object, 404 when unknown.
+func (s *Server) handleAttackSurfaceHost(w http.ResponseWriter, r *http.Request) error {
+	var in attackSurfaceQuery
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if in.Query == nil || strings.TrimSpace(*in.Query) == "" {
+		return periscope.Errorf(periscope.EMissing, "query is required: a host name or IP address.")
+	}
+	if in.Type != "" && in.Type != "host" && in.Type != "ip" && in.Type != "domain" {
+		return periscope.Errorf(periscope.EInvalid, "type must be host, domain or ip (got %q).", clip(in.Type, 32))
+	}
+	n, err := host.Normalize(*in.Query)
+	if err != nil {
+		return periscope.Errorf(periscope.EInvalid, "query must be a host name or IP address (got %q).", clip(*in.Query, 64))
+	}
+	h, err := s.store.Host(r.Context(), n.Host)
+	if err != nil {
+		return err
+	}
+	acct := principalOf(r).Account
+	writeJSON(w, http.StatusOK, map[string]any{"response": map[string]any{
+		"host": n.Host, "data": h,
+		"metadata": map[string]any{"timestamp": s.now().Unix(), "user_plan": acct.Plan, "last_seen": h.LastSeen},
+	}})
+	return nil
+}
