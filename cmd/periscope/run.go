@@ -25,6 +25,7 @@ Usage:
   periscope key create|list|revoke ...
   periscope ingest <kind> <file|dir|URL>...
   periscope bench <name> [flags]
+  periscope export hosts [--domain example.com] [--out file]
   periscope version
 
 Run "periscope <command> -h" for the flags of a command.
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdIngest(ctx, e, rest)
 	case "bench":
 		return cmdBench(ctx, e, rest)
+	case "export":
+		return cmdExport(ctx, e, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "periscope", version)
 		return nil

@@ -258,3 +258,50 @@ func (s *Store) LastSeenUnder(ctx context.Context, domain string) (int64, error)
 	}
 	return last, nil
 }
+
+// EachHost calls fn for every stored host in id order (the order hosts
+// were first stored), optionally only domain and the hosts below it,
+// reading in chunks so memory stays flat. An error from fn stops the walk
+// and is returned.
+func (s *Store) EachHost(ctx context.Context, domain string, fn func(host.Host) error) error {
+	var after int64
+	for {
+		q := `SELECT id, doc FROM hosts WHERE id > ?`
+		args := []any{after}
+		if domain != "" {
+			k := host.ReverseKey(strings.ToLower(domain))
+			q += ` AND (rkey = ? OR (rkey > ? AND rkey < ?))`
+			args = append(args, k, k+".", k+"/")
+		}
+		rows, err := s.query(ctx, q+` ORDER BY id LIMIT 1000`, args...)
+		if err != nil {
+			return fmt.Errorf("read hosts: %w", err)
+		}
+		var batch []host.Host
+		for rows.Next() {
+			var doc []byte
+			if err := rows.Scan(&after, &doc); err != nil {
+				rows.Close()
+				return fmt.Errorf("read hosts: %w", err)
+			}
+			var h host.Host
+			if err := json.Unmarshal(doc, &h); err != nil {
+				rows.Close()
+				return fmt.Errorf("decode host: %w", err)
+			}
+			batch = append(batch, h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read hosts: %w", err)
+		}
+		for _, h := range batch {
+			if err := fn(h); err != nil {
+				return err
+			}
+		}
+		if len(batch) < 1000 {
+			return nil
+		}
+	}
+}
