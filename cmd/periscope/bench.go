@@ -15,6 +15,8 @@ func benchCommands() map[string]func(ctx context.Context, e env, args []string) 
 	}
 	// <bench:vuln>
 	// <bench:hosts>
+	m["gen-hosts"] = benchGenHosts
+	m["search"] = benchSearch
 	// <bench:brand>
 	return m
 }

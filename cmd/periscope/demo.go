@@ -128,6 +128,11 @@ func ensureDemoAccount(ctx context.Context, st *store.Store, p demoProfile) (per
 func loadCapabilityDemos(ctx context.Context, svc *services, accounts demoAccounts) error {
 	// <demo:vuln>
 	// <demo:hosts>
+	if sum, err := loadHostsDemo(ctx, svc); err != nil {
+		return fmt.Errorf("host index demo: %w", err)
+	} else {
+		svc.log.Info("demo hosts loaded", "read", sum.Read, "inserted", sum.Inserted, "updated", sum.Updated, "unchanged", sum.Unchanged, "rejected", sum.Rejected)
+	}
 	// <demo:brand>
 	return nil
 }
@@ -137,7 +142,7 @@ func demoCurls(base, free, ent, oem string) []string {
 	c := func(key, rest string) string {
 		return fmt.Sprintf("curl -s -H 'X-API-KEY: %s' %s", key, rest)
 	}
-	return []string{
+	out := []string{
 		c(free, base+"/api/v1/auth/status"),
 		c(ent, base+"/api/v1/enterprise/organizations"),
 		c(oem, "-X POST -d '{\"query_tags\":{\"tenant\":\"demo\"}}' "+base+"/api/v1/oem/account/credits"),
@@ -146,4 +151,6 @@ func demoCurls(base, free, ent, oem string) []string {
 		// <curl:hosts>
 		// <curl:brand>
 	}
+	out = append(out, hostsCurls(base, free, oem)...)
+	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -29,6 +30,8 @@ type services struct {
 	log     *slog.Logger
 	deps    *api.Deps
 	workers []worker
+	hosts   *hostingest.Ingester // the host ingest path, with its enricher
+	closers []func() error       // run when serve returns
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -55,6 +58,11 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 
 	deps := api.Deps{Store: st, Log: log}
 	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps}
+	defer func() {
+		for _, c := range svc.closers {
+			c()
+		}
+	}()
 	if err := setupCapabilities(ctx, svc); err != nil {
 		return err
 	}
@@ -123,6 +131,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 func setupCapabilities(ctx context.Context, svc *services) error {
 	// <setup:vuln>
 	// <setup:hosts>
+	if err := setupHosts(ctx, svc); err != nil {
+		return err
+	}
 	// <setup:brand>
 	return nil
 }

@@ -185,6 +185,7 @@ func TestErrorsAreJSON(t *testing.T) {
 			{"string for int", "POST", "/api/v1/enterprise/organizations", "application/json", `{"name":12}`, 400, "invalid_parameter"},
 			{"missing name", "POST", "/api/v1/enterprise/organizations", "application/json", `{"nam":"x"}`, 400, "missing_parameter"},
 			{"415", "POST", "/api/v1/enterprise/organizations", "text/plain", `name=x`, 415, "unsupported_media_type"},
+			{"415 form fields", "POST", "/api/v1/enterprise/organizations", "application/x-www-form-urlencoded", `name=x`, 415, "unsupported_media_type"},
 			{"413", "POST", "/api/v1/enterprise/organizations", "application/json", `{"name":"` + strings.Repeat("x", 1<<20) + `"}`, 413, "payload_too_large"},
 		}
 		for _, c := range cases {
@@ -207,8 +208,15 @@ func TestErrorsAreJSON(t *testing.T) {
 				t.Errorf("a failed request created an organization: %+v", os)
 			}
 		}
+		// curl -d sends a JSON object as a form: it is taken as JSON.
+		req, _ := http.NewRequest("POST", e.HTTP.URL+"/api/v1/enterprise/organizations", strings.NewReader(`{"name":"Curl"}`))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-API-KEY", key)
+		if r := e.Send(req); r.Status != 201 {
+			t.Errorf("JSON sent as a form: %d %s", r.Status, r.Body)
+		}
 		// Unknown fields are ignored; a missing Content-Type is accepted.
-		req, _ := http.NewRequest("POST", e.HTTP.URL+"/api/v1/enterprise/organizations", strings.NewReader(`{"name":"Ok","bogus":1}`))
+		req, _ = http.NewRequest("POST", e.HTTP.URL+"/api/v1/enterprise/organizations", strings.NewReader(`{"name":"Ok","bogus":1}`))
 		req.Header.Set("X-API-KEY", key)
 		if r := e.Send(req); r.Status != 201 {
 			t.Errorf("unknown field / no content type: %d %s", r.Status, r.Body)

@@ -206,10 +206,14 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, oem bool) erro
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return nil
 	}
+	// curl -d sends application/x-www-form-urlencoded; a JSON object sent
+	// that way is taken as JSON, anything else under that type is a 415.
+	form := false
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
-			return periscope.Errorf(periscope.EUnsupportedMedia, "Request bodies must be application/json (got %q).", clip(ct, 64))
+		form = err == nil && mt == "application/x-www-form-urlencoded"
+		if !form && (err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json"))) {
+			return unsupportedMedia(ct)
 		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
@@ -219,6 +223,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, oem bool) erro
 	}
 	if err != nil {
 		return periscope.Errorf(periscope.EInvalidJSON, "The request body could not be read.")
+	}
+	if t := bytes.TrimSpace(body); form && len(t) > 0 && t[0] != '{' {
+		return unsupportedMedia(r.Header.Get("Content-Type"))
 	}
 	*r = *r.WithContext(context.WithValue(r.Context(), ctxBody, body))
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 {
@@ -236,6 +243,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, oem bool) erro
 		}
 	}
 	return nil
+}
+
+func unsupportedMedia(ct string) error {
+	return periscope.Errorf(periscope.EUnsupportedMedia, "Request bodies must be application/json (got %q).", clip(ct, 64))
 }
 
 // requestBody returns the buffered body.

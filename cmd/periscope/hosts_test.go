@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/periscope-oss/periscope/internal/api/apitest"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
+)
+
+// The demo loads the bundled scanner outputs and the generated hosts, so
+// the documented demo domains answer on every engine.
+func TestServeDemoHosts(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			s := startServer(t, storetest.DSN(t, engine), "--demo")
+			defer s.stop()
+			s.client.Transport = apitest.Validator(t, fetchOpenAPI(t, s.base)).Transport(http.DefaultTransport)
+			keys := demoKeys(t, s.stdout.String())
+			status, body := s.do(t, "GET", "/api/v1/domain/megacorp.com/subdomains", keys["free"], "")
+			var subs struct {
+				Hosts    []string `json:"hosts"`
+				Metadata struct {
+					AllResultsCount int `json:"all_results_count"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(body, &subs); status != 200 || err != nil || len(subs.Hosts) < 100 || subs.Metadata.AllResultsCount != len(subs.Hosts) {
+				t.Fatalf("demo subdomains: %d %v %d hosts", status, err, len(subs.Hosts))
+			}
+			for _, h := range subs.Hosts {
+				if !strings.HasSuffix(h, ".megacorp.com") && h != "megacorp.com" {
+					t.Fatalf("subdomain %q outside megacorp.com", h)
+				}
+			}
+			// A real nmap sample: scanme.nmap.org with its open ports.
+			status, body = s.do(t, "GET", "/api/v1/host/scanme.nmap.org", keys["free"], "")
+			if status != 200 || !strings.Contains(string(body), `"network_ports":[22,`) {
+				t.Fatalf("demo host: %d %s", status, body)
+			}
+			status, body = s.do(t, "POST", "/api/v1/global/search", keys["free"], `{"product":"nginx","country":"DE"}`)
+			if status != 200 || !strings.Contains(string(body), `"country_code":"DE"`) {
+				t.Fatalf("demo search: %d %.300s", status, body)
+			}
+			// Every curl line the demo prints answers 2xx.
+			if !strings.Contains(s.stdout.String(), "/api/v1/domain/megacorp.com/subdomains") {
+				t.Fatalf("demo curls missing: %s", s.stdout.String())
+			}
+		})
+	}
+}
+
+// A missing MMDB file stops serve at start with one clear line.
+func TestServeMissingMMDB(t *testing.T) {
+	db := storetest.DSN(t, "sqlite")
+	_, _, err := runCLI(t, "serve", "--database", db, "--addr", "127.0.0.1:0", "--geoip-city", "/nonexistent/city.mmdb")
+	if err == nil || !strings.Contains(err.Error(), "--geoip-city /nonexistent/city.mmdb") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("want a clear start-up error, got %v", err)
+	}
+}
+
+// gen-hosts → ingest hosts → export hosts → ingest hosts into a second
+// database gives the same export: data moves between instances, and
+// re-ingesting changes nothing.
+func TestIngestExportRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	gen := filepath.Join(dir, "gen.ndjson")
+	if _, _, err := runCLI(t, "bench", "gen-hosts", "--count", "3000", "--seed", "7", "--now", "1790000000", "--out", gen); err != nil {
+		t.Fatal(err)
+	}
+	if n := countLines(t, gen); n != 3000 {
+		t.Fatalf("gen-hosts wrote %d lines", n)
+	}
+	a, b := storetest.DSN(t, "sqlite"), storetest.DSN(t, "sqlite")
+	out, _, err := runCLI(t, "ingest", "hosts", "--database", a, gen)
+	if err != nil || !strings.Contains(out, "read 3000, inserted 3000, updated 0, unchanged 0") {
+		t.Fatalf("ingest: %v %s", err, out)
+	}
+	out, _, err = runCLI(t, "ingest", "hosts", "--database", a, gen)
+	if err != nil || !strings.Contains(out, "read 3000, inserted 0, updated 0, unchanged 3000") {
+		t.Fatalf("re-ingest is not idempotent: %v %s", err, out)
+	}
+	exp1, exp2 := filepath.Join(dir, "a.ndjson"), filepath.Join(dir, "b.ndjson")
+	if _, _, err := runCLI(t, "export", "hosts", "--database", a, "--out", exp1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "ingest", "hosts", "--database", b, exp1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "export", "hosts", "--database", b, "--out", exp2); err != nil {
+		t.Fatal(err)
+	}
+	x, _ := os.ReadFile(exp1)
+	y, _ := os.ReadFile(exp2)
+	if len(x) == 0 || string(x) != string(y) {
+		t.Fatalf("export of the copy differs (%d vs %d bytes)", len(x), len(y))
+	}
+	// --domain exports the domain and the hosts below it only.
+	out, _, err = runCLI(t, "export", "hosts", "--database", a, "--domain", "megacorp.com")
+	if err != nil || out == "" {
+		t.Fatalf("export --domain: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var h struct{ Domain string }
+		if err := json.Unmarshal([]byte(line), &h); err != nil || h.Domain != "megacorp.com" {
+			t.Fatalf("export --domain megacorp.com wrote %.200s", line)
+		}
+	}
+	for _, bad := range [][]string{
+		{"export"}, {"export", "hosts", "--database", a, "--domain", "http://x/"}, {"bench", "gen-hosts", "--count", "0"},
+	} {
+		if _, _, err := runCLI(t, bad...); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: want a one-line error, got %v", bad, err)
+		}
+	}
+}
+
+func countLines(t *testing.T, path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+	}
+	return n
+}
