@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/enrich"
@@ -72,6 +73,10 @@ const maxRejectLines = 100
 // Ingest reads r in format f and stores what it holds. progress, when set,
 // is called after each stored batch with the counts so far. Batches stored
 // before an error stay stored; the error names the source and position.
+//
+// Parsing and storing overlap: a writer goroutine stores one batch while
+// the parser fills the next (SQLite has one writer; this keeps the other
+// cores parsing, enriching and encoding meanwhile).
 func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r io.Reader, progress func(Summary)) (Summary, error) {
 	start := time.Now()
 	sum := Summary{Source: source}
@@ -79,48 +84,59 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 	if size <= 0 {
 		size = DefaultBatch
 	}
+	var emitted atomic.Int64
+	batches := make(chan []host.Host, 1)
+	var writeErr error
+	failed := make(chan struct{}) // closed when the writer stops on an error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for batch := range batches {
+			if err := in.store(ctx, batch, source, &sum); err != nil {
+				writeErr = err
+				close(failed)
+				for range batches { // let the parser's sends complete
+				}
+				return
+			}
+			if progress != nil {
+				// Read is final only when parsing ends; until then it
+				// counts the observations parsed so far.
+				sum.Read = int(emitted.Load())
+				progress(sum)
+			}
+		}
+	}()
 	batch := make([]host.Host, 0, size)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	send := func() error {
+		select {
+		case batches <- batch:
+		case <-failed:
+			return errWriterStopped
 		}
-		st, err := in.Store.UpsertHosts(ctx, batch)
-		if err != nil {
-			return err
-		}
-		batch = batch[:0]
-		sum.Inserted += st.Inserted
-		sum.Updated += st.Updated
-		sum.Unchanged += st.Unchanged
-		sum.Rejected += st.Rejected
-		for _, r := range st.Rejects {
-			if len(sum.Rejects) < maxRejectLines {
-				sum.Rejects = append(sum.Rejects, source+": "+r)
-			}
-		}
-		if in.Observe != nil && len(st.Names) > 0 {
-			if err := in.Observe(ctx, st.Names); err != nil {
-				return fmt.Errorf("observe stored hosts: %w", err)
-			}
-		}
-		if progress != nil {
-			progress(sum)
-		}
+		batch = make([]host.Host, 0, size)
 		return nil
 	}
 	stats, err := scan.Parse(f, r, func(h host.Host) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		emitted.Add(1)
 		Enrich(in.Enricher, &h)
 		batch = append(batch, h)
 		if len(batch) >= size {
-			return flush()
+			return send()
 		}
 		return nil
 	})
-	if err == nil {
-		err = flush()
+	if err == nil && len(batch) > 0 {
+		err = send()
+	}
+	close(batches)
+	<-done
+	if writeErr != nil {
+		// The writer's error is the cause; the parser only stopped.
+		err = writeErr
 	}
 	sum.Read, sum.Skipped = stats.Records, stats.Skipped
 	sum.Rejected += stats.Rejected
@@ -134,6 +150,31 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 		return sum, fmt.Errorf("ingest %s %s: %w", f, source, err)
 	}
 	return sum, nil
+}
+
+var errWriterStopped = errors.New("storing stopped")
+
+// store stores one batch, adds its counts to sum and tells the observer.
+func (in *Ingester) store(ctx context.Context, batch []host.Host, source string, sum *Summary) error {
+	st, err := in.Store.UpsertHosts(ctx, batch)
+	if err != nil {
+		return err
+	}
+	sum.Inserted += st.Inserted
+	sum.Updated += st.Updated
+	sum.Unchanged += st.Unchanged
+	sum.Rejected += st.Rejected
+	for _, r := range st.Rejects {
+		if len(sum.Rejects) < maxRejectLines {
+			sum.Rejects = append(sum.Rejects, source+": "+r)
+		}
+	}
+	if in.Observe != nil && len(st.Names) > 0 {
+		if err := in.Observe(ctx, st.Names); err != nil {
+			return fmt.Errorf("observe stored hosts: %w", err)
+		}
+	}
+	return nil
 }
 
 // Enrich adds what e knows about h's address to h: AS, organisation and

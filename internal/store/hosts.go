@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -206,6 +207,14 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []host.Host, no
 			return nil, fmt.Errorf("delete host term: %w", err)
 		}
 	}
+	// Sorted, the inserts walk the term index in order instead of jumping
+	// about it: far fewer pages touched per batch.
+	slices.SortFunc(termAdds, func(a, b hostTerm) int {
+		if c := strings.Compare(a.term, b.term); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
 	for c := range slices.Chunk(termAdds, hostChunk*2) {
 		q := strings.Builder{}
 		q.WriteString(`INSERT INTO host_terms (term, host_id) VALUES `)

@@ -34,4 +34,3 @@ CREATE TABLE host_terms (
     host_id BIGINT NOT NULL,
     PRIMARY KEY (term, host_id)
 );
-CREATE INDEX host_terms_host ON host_terms (host_id);

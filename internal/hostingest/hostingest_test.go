@@ -1,0 +1,142 @@
+package hostingest_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/scan"
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
+)
+
+const (
+	cityDB = "../enrich/testdata/GeoIP2-City-Test.mmdb"
+	asnDB  = "../enrich/testdata/GeoLite2-ASN-Test.mmdb"
+)
+
+func newIngester(t *testing.T, s *store.Store) (*hostingest.Ingester, *[]string) {
+	e, err := hostingest.NewEnricher(hostingest.Config{GeoIPCity: cityDB, GeoIPASN: asnDB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	var observed []string
+	in := &hostingest.Ingester{Store: s, Enricher: e, Batch: 2, Observe: func(_ context.Context, names []string) error {
+		observed = append(observed, names...)
+		return nil
+	}}
+	return in, &observed
+}
+
+// Observations are enriched from the MMDB files and the built-in provider
+// ranges, stored in batches, reported to the observer, and a second ingest
+// of the same input changes nothing.
+func TestIngestEnrichesAndIsIdempotent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		in, observed := newIngester(t, s)
+		input := strings.Join([]string{
+			`{"host":"london.example.com","ip_address":"81.2.69.142","network_ports":[443]}`,
+			`{"host":"edge.example.com","ip_address":"104.16.1.1"}`,
+			`{"host":"aws.example.org","dns":{"a":["52.95.110.1"]}}`,
+			`{"host":"telstra.example.net","ip_address":"1.128.0.1"}`,
+			`{"host":"bad host name"}`,
+		}, "\n")
+		sum, err := in.Ingest(t.Context(), scan.Native, "test.ndjson", strings.NewReader(input), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Read != 5 || sum.Inserted != 4 || sum.Rejected != 1 || len(sum.Rejects) != 1 || !strings.HasPrefix(sum.Rejects[0], "test.ndjson:5: ") {
+			t.Fatalf("summary %+v", sum)
+		}
+		slices.Sort(*observed)
+		if want := []string{"aws.example.org", "edge.example.com", "london.example.com", "telstra.example.net"}; !slices.Equal(*observed, want) {
+			t.Fatalf("observed %v, want %v", *observed, want)
+		}
+		h, err := s.Host(t.Context(), "london.example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.IPMetadata.CityName != "London" || h.IPMetadata.CountryCode != "GB" {
+			t.Errorf("london: geo %+v", h.IPMetadata)
+		}
+		if h, _ := s.Host(t.Context(), "edge.example.com"); h.CDN != "cloudflare" || !h.IsCloudflare || !h.IsCDN {
+			t.Errorf("edge: cdn %q cloudflare %v", h.CDN, h.IsCloudflare)
+		}
+		if h, _ := s.Host(t.Context(), "aws.example.org"); h.Cloud.Provider != "aws" || !h.IsCloud {
+			t.Errorf("aws: cloud %+v", h.Cloud)
+		}
+		if h, _ := s.Host(t.Context(), "telstra.example.net"); h.IPMetadata.ASN != 1221 {
+			t.Errorf("telstra: asn %d", h.IPMetadata.ASN)
+		}
+
+		*observed = nil
+		sum, err = in.Ingest(t.Context(), scan.Native, "test.ndjson", strings.NewReader(input), nil)
+		if err != nil || sum.Unchanged != 4 || sum.Inserted != 0 || sum.Updated != 0 || len(*observed) != 0 {
+			t.Fatalf("second ingest: %v %+v observed %v", err, sum, *observed)
+		}
+	})
+}
+
+// An nmap file cut off inside a host: the hosts of the batches before the
+// cut stay stored, and the error names the source.
+func TestIngestTruncatedKeepsStoredBatches(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		in, _ := newIngester(t, s)
+		in.Batch = 1
+		f, err := os.Open("../scan/testdata/nmap_truncated.xml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		sum, err := in.Ingest(t.Context(), scan.Nmap, "nmap_truncated.xml", f, nil)
+		if err == nil || !strings.Contains(err.Error(), "nmap_truncated.xml") {
+			t.Fatalf("want an error naming the file, got %v", err)
+		}
+		if sum.Inserted < 1 {
+			t.Fatalf("the host before the cut was not stored: %+v", sum)
+		}
+		if _, err := s.Host(t.Context(), "127.0.0.1"); err != nil {
+			t.Fatalf("host before the cut: %v", err)
+		}
+	})
+}
+
+// An observer error stops the ingest; what was stored stays.
+func TestIngestObserverErrorStops(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		in := &hostingest.Ingester{Store: s, Batch: 1, Observe: func(context.Context, []string) error {
+			return context.DeadlineExceeded
+		}}
+		_, err := in.Ingest(t.Context(), scan.Native, "x", strings.NewReader(`{"host":"a.example.com"}`+"\n"+`{"host":"b.example.com"}`), nil)
+		if err == nil {
+			t.Fatal("observer error was swallowed")
+		}
+		if _, err := s.Host(t.Context(), "a.example.com"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Host(t.Context(), "b.example.com"); err == nil {
+			t.Fatal("ingest went on after the observer failed")
+		}
+	})
+}
+
+func TestNewEnricherErrors(t *testing.T) {
+	for _, c := range []struct {
+		cfg  hostingest.Config
+		want string
+	}{
+		{hostingest.Config{GeoIPCity: "/nonexistent.mmdb"}, "--geoip-city /nonexistent.mmdb"},
+		{hostingest.Config{GeoIPASN: "/nonexistent.mmdb"}, "--geoip-asn /nonexistent.mmdb"},
+		{hostingest.Config{CloudRanges: "/nonexistent-dir"}, "--cloud-ranges"},
+		{hostingest.Config{CloudRanges: t.TempDir()}, "holds no range file"},
+		{hostingest.Config{GeoIPCity: "hostingest_test.go"}, "enrichment"},
+	} {
+		if _, err := hostingest.NewEnricher(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}
