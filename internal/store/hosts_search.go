@@ -13,7 +13,9 @@ import (
 
 // CountCap is where host counts stop: a query matching more hosts reports
 // CountCap with Exact false, so counting never walks a large part of the
-// index.
+// index. A query of several terms that are all common counts the matches
+// among the first estimateCap hosts of the rarest one: a lower bound, also
+// with Exact false.
 const CountCap = 10000
 
 // HostFlag names a boolean column of hosts a query can test.
@@ -75,10 +77,11 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
 	// Drive the join with the rarest term: estimate each (capped) first.
+	sampled := false
 	if len(terms) > 1 {
 		est := make(map[string]int, len(terms))
 		for _, t := range terms {
-			n, err := s.cappedCount(ctx, `FROM host_terms WHERE term = ?`, []any{t})
+			n, err := s.cappedCountN(ctx, `FROM host_terms WHERE term = ?`, []any{t}, estimateCap)
 			if err != nil {
 				return HostPage{}, err
 			}
@@ -88,6 +91,10 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 			est[t] = n
 		}
 		slices.SortStableFunc(terms, func(a, b string) int { return est[a] - est[b] })
+		// Even the rarest term is common: count matches among its first
+		// estimateCap hosts only (a lower bound, said to be inexact)
+		// rather than intersect long lists for an exact figure.
+		sampled = est[terms[0]] >= estimateCap
 	}
 
 	var from strings.Builder
@@ -95,10 +102,7 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	var conds []string
 	order := "h.id"
 	if len(terms) > 0 {
-		join := "JOIN"
-		if s.Dialect() == "sqlite" {
-			join = "CROSS JOIN" // SQLite keeps the written join order
-		}
+		join := joinKind(s.Dialect())
 		from.WriteString("FROM host_terms t0")
 		for i := 1; i < len(terms); i++ {
 			fmt.Fprintf(&from, " %s host_terms t%d ON t%d.term = ? AND t%d.host_id = t0.host_id", join, i, i, i)
@@ -149,12 +153,23 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	}
 	args = append(args, where...)
 
-	total, err := s.cappedCount(ctx, body, args)
+	// Counting needs the hosts table only for conditions on it: terms
+	// alone are counted on the term index without touching a host row.
+	countBody, countArgs := body, args
+	if len(terms) > 0 && len(conds) == 1 {
+		countBody = strings.Replace(body, fmt.Sprintf(" %s hosts h ON h.id = t0.host_id", joinKind(s.Dialect())), "", 1)
+	}
+	if sampled {
+		countBody = strings.Replace(countBody, "FROM host_terms t0",
+			"FROM (SELECT term, host_id FROM host_terms WHERE term = ? ORDER BY host_id LIMIT ?) t0", 1)
+		countArgs = append([]any{terms[0], estimateCap}, countArgs...)
+	}
+	total, err := s.cappedCount(ctx, countBody, countArgs)
 	if err != nil {
 		return HostPage{}, err
 	}
-	page := HostPage{Hosts: []host.Host{}, Total: total, Exact: total < CountCap}
-	if q.Limit <= 0 || q.Offset >= total && total < CountCap {
+	page := HostPage{Hosts: []host.Host{}, Total: total, Exact: total < CountCap && !sampled}
+	if q.Limit <= 0 || q.Offset >= total && page.Exact {
 		return page, nil
 	}
 	rows, err := s.query(ctx, "SELECT h.doc "+body+" ORDER BY "+order+" LIMIT ? OFFSET ?",
@@ -180,10 +195,27 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	return page, nil
 }
 
+// joinKind is the join that keeps the written order: the rarest term
+// drives (SQLite keeps the order of a CROSS JOIN; PostgreSQL plans well).
+func joinKind(dialect string) string {
+	if dialect == "sqlite" {
+		return "CROSS JOIN"
+	}
+	return "JOIN"
+}
+
+// estimateCap bounds the counts that rank terms by rarity, and the hosts of
+// the rarest term a combined count looks at.
+const estimateCap = 5000
+
 // cappedCount counts the rows of a FROM/WHERE body up to CountCap.
 func (s *Store) cappedCount(ctx context.Context, body string, args []any) (int, error) {
+	return s.cappedCountN(ctx, body, args, CountCap)
+}
+
+func (s *Store) cappedCountN(ctx context.Context, body string, args []any, limit int) (int, error) {
 	var n int
-	err := s.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT 1 "+body+" LIMIT ?) c", append(slices.Clone(args), CountCap)...).Scan(&n)
+	err := s.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT 1 "+body+" LIMIT ?) c", append(slices.Clone(args), limit)...).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count hosts: %w", err)
 	}

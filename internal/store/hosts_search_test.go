@@ -122,3 +122,46 @@ func TestSubdomains(t *testing.T) {
 		}
 	})
 }
+
+// Combined common terms are counted over a sample of the rarest one: the
+// total is a lower bound said to be inexact, and pages beyond it still
+// answer. A rare term among them gives an exact count.
+func TestSearchHostsSampledCount(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		const n = 6000
+		hs := make([]host.Host, 0, n)
+		for i := range n {
+			h := host.Host{Host: fmt.Sprintf("s%05d.example.net", i), IPMetadata: host.IPMetadata{CountryCode: "US"},
+				NetworkServices: []host.Service{{Port: 443, Service: "https"}}}
+			if i%2 == 0 {
+				h.Web = []string{"React"}
+			}
+			hs = append(hs, h)
+		}
+		for c := range slices.Chunk(hs, 2000) {
+			if _, err := s.UpsertHosts(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := s.SearchHosts(ctx, store.HostQuery{Terms: []string{"cc:us", "port:443"}, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Exact || p.Total < 5000 || p.Total > n || len(p.Hosts) != 10 {
+			t.Fatalf("common terms: total %d exact %v, %d hosts", p.Total, p.Exact, len(p.Hosts))
+		}
+		p, err = s.SearchHosts(ctx, store.HostQuery{Terms: []string{"cc:us", "port:443"}, Limit: 10, Offset: 5990})
+		if err != nil || len(p.Hosts) != 10 || p.Hosts[0].Host != "s05990.example.net" {
+			t.Fatalf("page beyond the sampled count: %v %d hosts", err, len(p.Hosts))
+		}
+		p, err = s.SearchHosts(ctx, store.HostQuery{Terms: []string{"cc:us", "tech:react", "port:443"}, Limit: 10})
+		if err != nil || !p.Exact || p.Total != n/2 {
+			t.Fatalf("rare term: %v total %d exact %v", err, p.Total, p.Exact)
+		}
+		p, err = s.SearchHosts(ctx, store.HostQuery{Terms: []string{"cc:us"}, Limit: 10})
+		if err != nil || !p.Exact || p.Total != n {
+			t.Fatalf("one term: %v total %d exact %v", err, p.Total, p.Exact)
+		}
+	})
+}
