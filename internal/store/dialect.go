@@ -67,9 +67,24 @@ func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } /
 
 type postgres struct{}
 
-func (postgres) name() string        { return "postgres" }
-func (postgres) driver() string      { return "pgx" }
-func (postgres) dsn(s string) string { return s }
+func (postgres) name() string   { return "postgres" }
+func (postgres) driver() string { return "pgx" }
+
+// dsn turns JIT compilation off unless the URL sets it: the index-driven
+// queries here are short, and JIT's compile time (tens of milliseconds) is
+// then most of a query's cost.
+func (postgres) dsn(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return s // pgx reports the error with its own message
+	}
+	q := u.Query()
+	if q.Get("jit") == "" {
+		q.Set("jit", "off")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
 
 func (postgres) configure(db *sql.DB) {
 	db.SetMaxOpenConns(16)

@@ -120,9 +120,9 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 		where = append(where, strings.ToLower(q.Name))
 	}
 	if q.Under != "" {
-		k := host.ReverseKey(strings.ToLower(q.Under))
-		conds = append(conds, "(h.rkey = ? OR (h.rkey > ? AND h.rkey < ?))")
-		where = append(where, k, k+".", k+"/")
+		cond, a := underKey("h.rkey", q.Under)
+		conds = append(conds, cond)
+		where = append(where, a...)
 	}
 	if q.IPRange.IsValid() {
 		lo, hi := prefixKeys(q.IPRange)
@@ -247,9 +247,8 @@ func prefixKeys(p netip.Prefix) (lo, hi string) {
 // resolvableOnly, only hosts seen resolving are listed. Both walk one range
 // of the reversed-label index.
 func (s *Store) Subdomains(ctx context.Context, domain string, resolvableOnly bool, limit, countCap int) (names []string, total int, err error) {
-	k := host.ReverseKey(strings.ToLower(domain))
-	body := `FROM hosts WHERE (rkey = ? OR (rkey > ? AND rkey < ?))`
-	args := []any{k, k + ".", k + "/"}
+	cond, args := underKey("rkey", domain)
+	body := `FROM hosts WHERE ` + cond
 	if resolvableOnly {
 		body += ` AND is_resolvable = 1`
 	}
@@ -281,10 +280,9 @@ func (s *Store) Subdomains(ctx context.Context, domain string, resolvableOnly bo
 // LastSeenUnder returns the latest last_seen of domain and the hosts below
 // it (0 when none), walking the same key range.
 func (s *Store) LastSeenUnder(ctx context.Context, domain string) (int64, error) {
-	k := host.ReverseKey(strings.ToLower(domain))
+	cond, args := underKey("rkey", domain)
 	var last int64
-	err := s.queryRow(ctx, `SELECT COALESCE(MAX(last_seen), 0) FROM hosts WHERE (rkey = ? OR (rkey > ? AND rkey < ?))`,
-		k, k+".", k+"/").Scan(&last)
+	err := s.queryRow(ctx, `SELECT COALESCE(MAX(last_seen), 0) FROM hosts WHERE `+cond, args...).Scan(&last)
 	if err != nil {
 		return 0, fmt.Errorf("last scan of %q: %w", domain, err)
 	}
@@ -301,9 +299,9 @@ func (s *Store) EachHost(ctx context.Context, domain string, fn func(host.Host) 
 		q := `SELECT id, doc FROM hosts WHERE id > ?`
 		args := []any{after}
 		if domain != "" {
-			k := host.ReverseKey(strings.ToLower(domain))
-			q += ` AND (rkey = ? OR (rkey > ? AND rkey < ?))`
-			args = append(args, k, k+".", k+"/")
+			cond, a := underKey("rkey", domain)
+			q += ` AND ` + cond
+			args = append(args, a...)
 		}
 		rows, err := s.query(ctx, q+` ORDER BY id LIMIT 1000`, args...)
 		if err != nil {
@@ -336,4 +334,12 @@ func (s *Store) EachHost(ctx context.Context, domain string, fn func(host.Host) 
 			return nil
 		}
 	}
+}
+
+// underKey is the condition on a reversed-label key column selecting domain
+// and the names below it: one index range, [k, k+"/"), in which the names
+// of k's siblings that only start like it (k+"-…") are filtered out.
+func underKey(col, domain string) (string, []any) {
+	k := host.ReverseKey(strings.ToLower(domain))
+	return "(" + col + " >= ? AND " + col + " < ? AND (" + col + " = ? OR " + col + " > ?))", []any{k, k + "/", k, k + "."}
 }
