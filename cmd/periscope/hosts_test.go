@@ -67,6 +67,12 @@ func TestServeMissingMMDB(t *testing.T) {
 // database gives the same export: data moves between instances, and
 // re-ingesting changes nothing.
 func TestIngestExportRoundTrip(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) { testIngestExportRoundTrip(t, engine) })
+	}
+}
+
+func testIngestExportRoundTrip(t *testing.T, engine string) {
 	dir := t.TempDir()
 	gen := filepath.Join(dir, "gen.ndjson")
 	if _, _, err := runCLI(t, "bench", "gen-hosts", "--count", "3000", "--seed", "7", "--now", "1790000000", "--out", gen); err != nil {
@@ -75,7 +81,7 @@ func TestIngestExportRoundTrip(t *testing.T) {
 	if n := countLines(t, gen); n != 3000 {
 		t.Fatalf("gen-hosts wrote %d lines", n)
 	}
-	a, b := storetest.DSN(t, "sqlite"), storetest.DSN(t, "sqlite")
+	a, b := storetest.DSN(t, engine), storetest.DSN(t, "sqlite")
 	out, _, err := runCLI(t, "ingest", "hosts", "--database", a, gen)
 	if err != nil || !strings.Contains(out, "read 3000, inserted 3000, updated 0, unchanged 0") {
 		t.Fatalf("ingest: %v %s", err, out)

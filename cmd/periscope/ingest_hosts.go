@@ -79,6 +79,11 @@ func ingestHostSources(ctx context.Context, e env, in *hostingest.Ingester, f sc
 	}
 	p.done()
 	printHostSummary(e.stdout, f, len(files), total)
+	if total.Inserted+total.Updated > 0 {
+		if err := in.Store.AnalyzeHosts(ctx); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
 	return firstErr
 }
 

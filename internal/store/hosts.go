@@ -473,3 +473,17 @@ const (
 	TermCertSerial     = "serial"
 	TermCertDNSName    = "san"
 )
+
+// AnalyzeHosts refreshes the PostgreSQL planner statistics of the host
+// index after a bulk load, so the first queries are planned on real
+// figures rather than waiting for autovacuum. SQLite needs nothing: its
+// host queries fix their join order.
+func (s *Store) AnalyzeHosts(ctx context.Context) error {
+	if s.Dialect() != "postgres" {
+		return nil
+	}
+	if _, err := s.exec(ctx, `ANALYZE hosts, host_terms`); err != nil {
+		return fmt.Errorf("analyze hosts: %w", err)
+	}
+	return nil
+}
