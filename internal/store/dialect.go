@@ -39,9 +39,11 @@ func (sqliteDialect) driver() string { return "sqlite" }
 func (sqliteDialect) dsn(path string) string {
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)",
-		// Statement journals and sorts in memory, and a 64 MiB page cache per
-		// connection: bulk ingest writes fewer pages twice.
-		"temp_store(MEMORY)", "cache_size(-65536)"} {
+		// Statement journals and sorts in memory, a 64 MiB page cache per
+		// connection, and checkpoints every 64 MiB of WAL instead of 4 MiB:
+		// bulk ingest writes the pages it keeps touching (the term index)
+		// fewer times.
+		"temp_store(MEMORY)", "cache_size(-65536)", "wal_autocheckpoint(16384)"} {
 		q.Add("_pragma", p)
 	}
 	// Write transactions take the write lock at BEGIN, so two writers never
