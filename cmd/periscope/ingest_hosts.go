@@ -23,8 +23,8 @@ import (
 
 // newHostIngester builds the host ingest path shared by `ingest` and
 // `serve`: the enricher from the configuration (a missing MMDB file is an
-// error) and the store.
-func newHostIngester(cfg *config.Config, st *store.Store) (*hostingest.Ingester, error) {
+// error), the store, and the brand monitor matching every stored name.
+func newHostIngester(cfg *config.Config, st *store.Store, getenv config.Getenv) (*hostingest.Ingester, error) {
 	e, err := hostingest.NewEnricher(hostingest.Config{
 		GeoIPCity: cfg.GeoIPCity, GeoIPASN: cfg.GeoIPASN, CloudRanges: cfg.CloudRanges,
 	})
@@ -33,13 +33,21 @@ func newHostIngester(cfg *config.Config, st *store.Store) (*hostingest.Ingester,
 	}
 	in := &hostingest.Ingester{Store: st, Enricher: e}
 	// <observe:brand>
+	mon, err := newMonitor(brandConfigFromEnv(getenv), st, nil)
+	if err != nil {
+		return nil, err
+	}
+	in.Observe = func(ctx context.Context, names []string) error {
+		_, err := mon.ObserveNames(ctx, names)
+		return err
+	}
 	return in, nil
 }
 
 // ingestHostsAs returns the ingester of one host-index input format.
 func ingestHostsAs(f scan.Format) ingester {
 	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
-		in, err := newHostIngester(cfg, st)
+		in, err := newHostIngester(cfg, st, e.getenv)
 		if err != nil {
 			return fmt.Errorf("ingest %s: %w", f, err)
 		}

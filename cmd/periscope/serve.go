@@ -29,6 +29,7 @@ type services struct {
 	log     *slog.Logger
 	deps    *api.Deps
 	workers []worker
+	brand   *brandConfig
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -38,6 +39,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err := cfg.RegisterServe(fs, e.getenv); err != nil {
 		return err
 	}
+	brandCfg := registerBrandFlags(fs, e.getenv)
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -54,7 +56,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 
 	deps := api.Deps{Store: st, Log: log}
-	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps}
+	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg}
 	if err := setupCapabilities(ctx, svc); err != nil {
 		return err
 	}
@@ -124,5 +126,8 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 	// <setup:vuln>
 	// <setup:hosts>
 	// <setup:brand>
+	if err := setupBrand(svc); err != nil {
+		return err
+	}
 	return nil
 }
