@@ -322,7 +322,7 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *ReconcileStats) e
 			break
 		}
 		after = last
-		res, err := m.match(ctx, sub, names, nil)
+		res, err := m.match(ctx, sub, names, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -386,7 +386,7 @@ func (m *Monitor) ObserveNames(ctx context.Context, names []string) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	return m.match(ctx, st, names, nil)
+	return m.match(ctx, st, names, nil, nil)
 }
 
 // Observe matches observations that carry their own DNS answers (zone
@@ -402,13 +402,14 @@ func (m *Monitor) Observe(ctx context.Context, obs []Observation) (Result, error
 		names[i] = o.Name
 		dns[o.Name] = o
 	}
-	return m.match(ctx, st, names, dns)
+	return m.match(ctx, st, names, dns, nil)
 }
 
 // match classifies names with st's matcher and stores the findings for
 // every organization monitoring the matched brands. When given, obs
 // supplies DNS answers and times; otherwise they come from the host index.
-func (m *Monitor) match(ctx context.Context, st *state, names []string, obs map[string]Observation) (Result, error) {
+// exclude lists, per name, organizations the name is known to belong to.
+func (m *Monitor) match(ctx context.Context, st *state, names []string, obs map[string]Observation, exclude map[string]map[string]bool) (Result, error) {
 	var res Result
 	if st == nil || st.matcher == nil || len(st.bases) == 0 {
 		return res, nil
@@ -456,6 +457,9 @@ func (m *Monitor) match(ctx context.Context, st *state, names []string, obs map[
 			dns, seen = kh.DNS, kh.LastSeen
 		}
 		for _, r := range st.bases[h.m.Brand] {
+			if exclude[h.name][r.OrgID] {
+				continue
+			}
 			fs = append(fs, store.Finding{
 				OrganizationID: r.OrgID, AccountID: r.AccountID, Kind: h.m.Kind, Domain: h.m.Domain,
 				BaseDomain: h.m.Brand, Fuzzer: h.m.Fuzzer, Score: h.m.Score, Reason: h.m.Reason, DNS: dns, LastSeen: seen,
