@@ -106,8 +106,9 @@ func TestBrandListings(t *testing.T) {
 			t.Fatalf("add domain: %d %s", r.Status, r.Body)
 		}
 		// Arriving afterwards: matched as it comes in.
-		c := selfSigned(t, "www.paypal.com", "paypal.com", "paypal.secure-account.xyz")
-		if _, err := m.IngestCerts(ctx, []store.SeenCert{{Cert: c}}); err != nil {
+		c := selfSigned(t, "www.paypal.com", "paypal.com")
+		phishing := selfSigned(t, "paypal.secure-account.xyz")
+		if _, err := m.IngestCerts(ctx, []store.SeenCert{{Cert: c}, {Cert: phishing}}); err != nil {
 			t.Fatal(err)
 		}
 

@@ -311,6 +311,26 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *ReconcileStats) e
 			return err
 		}
 	}
+	// Link the stored certificates first: the names they share with the
+	// organization's domains are the organization's, never findings.
+	exclude := map[string]map[string]bool{}
+	for _, r := range todo {
+		n, err := m.store.LinkCertificatesUnder(ctx, r.OrgID, r.AccountID, r.Domain)
+		if err != nil {
+			return err
+		}
+		rs.Certificates += n
+		names, err := m.store.OrgCertificateNames(ctx, r.OrgID)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if exclude[n] == nil {
+				exclude[n] = map[string]bool{}
+			}
+			exclude[n][r.OrgID] = true
+		}
+	}
 	sub := &state{matcher: mt, bases: want}
 	var after int64
 	for {
@@ -322,18 +342,13 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *ReconcileStats) e
 			break
 		}
 		after = last
-		res, err := m.match(ctx, sub, names, nil, nil)
+		res, err := m.match(ctx, sub, names, nil, exclude)
 		if err != nil {
 			return err
 		}
 		rs.Findings += res.Inserted
 	}
 	for _, r := range todo {
-		n, err := m.store.LinkCertificatesUnder(ctx, r.OrgID, r.AccountID, r.Domain)
-		if err != nil {
-			return err
-		}
-		rs.Certificates += n
 		if err := m.store.SetMonitored(ctx, r.OrgID, r.Domain, true); err != nil {
 			return err
 		}

@@ -158,19 +158,25 @@ func TestMonitorLifecycle(t *testing.T) {
 			t.Errorf("typosquatting finding without fuzzer: %+v", typos["paypall.com"])
 		}
 		certs, n, err := st.OrgCertificates(ctx, store.ListQuery{AccountID: f.acct.ID, Limit: 10})
-		if err != nil || n != 1 || certs[0].SHA256 != old.SHA256 {
+		if err != nil || n != 1 || certs[0].SHA256 != old.SHA256 || certs[0].Domain != "www.paypal.com" {
 			t.Fatalf("certificates after backfill: %d %+v %v", n, certs, err)
 		}
 
 		// New certificates are matched as they arrive; their names enter
 		// the host index.
-		c := newCert(t, "paypal.secure-account.xyz", "paypal.secure-account.xyz", "paypa1.com", "shop.paypal.com")
-		res, err := m.IngestCerts(ctx, []store.SeenCert{{Cert: c, Seen: 1790000000}, {Cert: c}})
+		c := newCert(t, "paypal.secure-account.xyz", "paypal.secure-account.xyz", "paypa1.com")
+		// The organization's own certificate: its other names are the
+		// organization's, never findings.
+		own := newCert(t, "shop.paypal.com", "shop.paypal.com", "paypal-billing.com")
+		res, err := m.IngestCerts(ctx, []store.SeenCert{{Cert: c, Seen: 1790000000}, {Cert: c}, {Cert: own}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Certs.Inserted != 1 || res.Certs.Unchanged != 1 || res.Links != 1 || res.Match.Inserted != 2 {
+		if res.Certs.Inserted != 2 || res.Certs.Unchanged != 1 || res.Links != 1 || res.Match.Inserted != 2 {
 			t.Errorf("ingest result %+v", res)
+		}
+		if _, ok := f.findings(t, f.acct.ID, brand.PotentialPhishing)["paypal-billing.com"]; ok {
+			t.Errorf("a name of the organization's own certificate was reported")
 		}
 		if _, err := st.Host(ctx, "paypal.secure-account.xyz"); err != nil {
 			t.Errorf("SAN name not in the host index: %v", err)

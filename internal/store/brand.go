@@ -195,16 +195,18 @@ func (s *Store) LinkCertificates(ctx context.Context, links []CertLink) (int, er
 }
 
 // LinkCertificatesUnder links every stored certificate covering domain or a
-// name below it to the organization (when a domain is added to it), and
-// returns how many links are new.
+// name below it to the organization (when a domain is added to it), listed
+// under its subject name when that is under domain, and returns how many
+// links are new.
 func (s *Store) LinkCertificatesUnder(ctx context.Context, orgID, accountID, domain string) (int, error) {
 	k := host.ReverseKey(strings.ToLower(domain))
 	res, err := s.exec(ctx, `INSERT INTO org_certificates (organization_id, account_id, certificate_id, domain, date_added, last_seen)
-		SELECT ?, ?, c.id, ?, CAST(? AS BIGINT), c.last_seen FROM certificates c
+		SELECT ?, ?, c.id, CASE WHEN LOWER(c.subject_cn) = ? OR LOWER(c.subject_cn) LIKE ? ESCAPE '\' THEN LOWER(c.subject_cn) ELSE ? END,
+		CAST(? AS BIGINT), c.last_seen FROM certificates c
 		WHERE c.id IN (SELECT certificate_id FROM certificate_names WHERE rname = ? OR (rname > ? AND rname < ?))
 		AND EXISTS (SELECT 1 FROM organizations WHERE id = ?)
 		ON CONFLICT (organization_id, certificate_id) DO NOTHING`,
-		orgID, accountID, domain, s.Now().Unix(), k, k+".", k+"/", orgID)
+		orgID, accountID, domain, "%."+likeEscape(domain), domain, s.Now().Unix(), k, k+".", k+"/", orgID)
 	if err != nil {
 		return 0, fmt.Errorf("link certificates under %q: %w", domain, err)
 	}
@@ -658,4 +660,24 @@ func (s *Store) SetMonitored(ctx context.Context, orgID, domain string, done boo
 		return fmt.Errorf("record monitored domain %q: %w", domain, err)
 	}
 	return nil
+}
+
+// OrgCertificateNames returns the host names covered by the certificates
+// linked to an organization.
+func (s *Store) OrgCertificateNames(ctx context.Context, orgID string) ([]string, error) {
+	rows, err := s.query(ctx, `SELECT DISTINCT cn.rname FROM org_certificates oc
+		JOIN certificate_names cn ON cn.certificate_id = oc.certificate_id WHERE oc.organization_id = ?`, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list certificate names of organization %s: %w", orgID, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var rk string
+		if err := rows.Scan(&rk); err != nil {
+			return nil, fmt.Errorf("list certificate names of organization %s: %w", orgID, err)
+		}
+		out = append(out, host.ReverseKey(rk))
+	}
+	return out, rows.Err()
 }
