@@ -129,6 +129,9 @@ func loadCapabilityDemos(ctx context.Context, svc *services, accounts demoAccoun
 	// <demo:vuln>
 	// <demo:hosts>
 	// <demo:brand>
+	if err := loadBrandDemo(ctx, svc, accounts); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -145,5 +148,10 @@ func demoCurls(base, free, ent, oem string) []string {
 		// <curl:vuln>
 		// <curl:hosts>
 		// <curl:brand>
+		c(ent, base+"/api/v1/enterprise/darkweb/typosquatting"),
+		c(ent, "'"+base+"/api/v1/enterprise/darkweb/potential-phishing?q=github&from=01/01/2020'"),
+		c(ent, base+"/api/v1/enterprise/certificates"),
+		c(oem, "-X POST -d '{\"query\":\"github.com\"}' "+base+"/api/v1/oem/potential-phishing/search"),
+		c(oem, "-X POST -d '{\"query\":\"paypal.com\"}' "+base+"/api/v1/oem/typosquatting/search"),
 	}
 }
