@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -54,17 +55,17 @@ type dnsHistoryJSON struct {
 }
 
 type findingJSON struct {
-	Domain         string           `json:"domain"`
-	BaseDomain     string           `json:"base_domain"`
-	Type           string           `json:"type"`
-	DNS            host.DNS         `json:"dns"`
-	DNSHistory     []dnsHistoryJSON `json:"dns_history"`
-	LastSeen       int64            `json:"last_seen"`
-	DateAdded      int64            `json:"date_added"`
-	OrganizationID string           `json:"organization_id"`
-	Fuzzer         string           `json:"fuzzer"`
-	Score          int              `json:"score"`
-	Reason         string           `json:"reason"`
+	Domain         string          `json:"domain"`
+	BaseDomain     string          `json:"base_domain"`
+	Type           string          `json:"type"`
+	DNS            json.RawMessage `json:"dns"`
+	DNSHistory     json.RawMessage `json:"dns_history"`
+	LastSeen       int64           `json:"last_seen"`
+	DateAdded      int64           `json:"date_added"`
+	OrganizationID string          `json:"organization_id"`
+	Fuzzer         string          `json:"fuzzer"`
+	Score          int             `json:"score"`
+	Reason         string          `json:"reason"`
 }
 
 // nonNilDNS makes every record list of d a JSON array.
@@ -78,16 +79,22 @@ func nonNilDNS(d host.DNS) host.DNS {
 }
 
 // toFindingJSON shapes a finding; orgID is shown only when the caller owns
-// the organization.
+// the organization. Findings listed with their stored JSON pass it through.
 func toFindingJSON(f store.Finding, accountID string) findingJSON {
-	out := findingJSON{Domain: f.Domain, BaseDomain: f.BaseDomain, Type: f.Kind, DNS: nonNilDNS(f.DNS),
-		DNSHistory: make([]dnsHistoryJSON, len(f.DNSHistory)), LastSeen: f.LastSeen, DateAdded: f.DateAdded,
-		Fuzzer: f.Fuzzer, Score: f.Score, Reason: f.Reason}
+	out := findingJSON{Domain: f.Domain, BaseDomain: f.BaseDomain, Type: f.Kind, DNS: f.RawDNS, DNSHistory: f.RawDNSHistory,
+		LastSeen: f.LastSeen, DateAdded: f.DateAdded, Fuzzer: f.Fuzzer, Score: f.Score, Reason: f.Reason}
 	if f.AccountID == accountID {
 		out.OrganizationID = f.OrganizationID
 	}
-	for i, h := range f.DNSHistory {
-		out.DNSHistory[i] = dnsHistoryJSON{Date: h.Date, DNS: nonNilDNS(h.DNS), Timestamp: h.Timestamp}
+	if out.DNS == nil {
+		out.DNS, _ = json.Marshal(nonNilDNS(f.DNS))
+	}
+	if out.DNSHistory == nil {
+		hist := make([]dnsHistoryJSON, len(f.DNSHistory))
+		for i, h := range f.DNSHistory {
+			hist[i] = dnsHistoryJSON{Date: h.Date, DNS: nonNilDNS(h.DNS), Timestamp: h.Timestamp}
+		}
+		out.DNSHistory, _ = json.Marshal(hist)
 	}
 	return out
 }
@@ -224,7 +231,7 @@ func (s *Server) findingsListing(kind string, pageSize int) handlerFunc {
 		if err != nil {
 			return err
 		}
-		q.Kind = kind
+		q.Kind, q.RawJSON = kind, true
 		fs, total, err := s.store.Findings(r.Context(), q)
 		if err != nil {
 			return err

@@ -222,6 +222,10 @@ type ListQuery struct {
 	From, To  int64  // inclusive bounds on date_added (epoch seconds); 0 means open
 	Limit     int
 	Offset    int
+	// RawJSON, for findings, leaves DNS and DNSHistory empty and sets
+	// RawDNS and RawDNSHistory instead (the stored JSON, for callers that
+	// only re-encode it).
+	RawJSON bool
 }
 
 func (q ListQuery) where(dateCol string, args []any) (string, []any) {
@@ -260,6 +264,10 @@ type Finding struct {
 	DNSHistory     []DNSRecord
 	DateAdded      int64
 	LastSeen       int64
+	// RawDNS and RawDNSHistory are the stored JSON of DNS and DNSHistory
+	// when listed with ListQuery.RawJSON: every list an array, the history
+	// oldest first.
+	RawDNS, RawDNSHistory json.RawMessage
 }
 
 // FindingStats reports what UpsertFindings did.
@@ -377,12 +385,16 @@ func normDNS(d host.DNS) host.DNS {
 
 const findingCols = `id, organization_id, account_id, kind, domain, base_domain, fuzzer, score, reason, dns, dns_history, date_added, last_seen`
 
-func scanFinding(rows *sql.Rows) (Finding, error) {
+func scanFinding(rows *sql.Rows, raw bool) (Finding, error) {
 	var f Finding
 	var d, h string
 	if err := rows.Scan(&f.ID, &f.OrganizationID, &f.AccountID, &f.Kind, &f.Domain, &f.BaseDomain, &f.Fuzzer,
 		&f.Score, &f.Reason, &d, &h, &f.DateAdded, &f.LastSeen); err != nil {
 		return f, err
+	}
+	if raw {
+		f.RawDNS, f.RawDNSHistory = json.RawMessage(d), json.RawMessage(h)
+		return f, nil
 	}
 	if err := json.Unmarshal([]byte(d), &f.DNS); err != nil {
 		return f, fmt.Errorf("decode dns of %q: %w", f.Domain, err)
@@ -428,7 +440,7 @@ func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, erro
 	}
 	defer rows.Close()
 	for rows.Next() {
-		f, err := scanFinding(rows)
+		f, err := scanFinding(rows, q.RawJSON)
 		if err != nil {
 			return nil, 0, fmt.Errorf("list findings: %w", err)
 		}
@@ -450,7 +462,7 @@ func (s *Store) FindingsByBase(ctx context.Context, base, kind string, limit int
 	out := []Finding{}
 	seen := map[string]bool{}
 	for rows.Next() {
-		f, err := scanFinding(rows)
+		f, err := scanFinding(rows, false)
 		if err != nil {
 			return nil, fmt.Errorf("find findings of %q: %w", base, err)
 		}

@@ -59,7 +59,9 @@ CREATE TABLE brand_findings (
     last_seen INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX brand_findings_key ON brand_findings (organization_id, base_domain, domain);
-CREATE INDEX brand_findings_list ON brand_findings (account_id, kind, score DESC, date_added DESC, id);
+-- Listing order; domain and base_domain make it covering, so the q filter
+-- and the counts read the index alone.
+CREATE INDEX brand_findings_list ON brand_findings (account_id, kind, score DESC, date_added DESC, id, domain, base_domain);
 CREATE INDEX brand_findings_base ON brand_findings (base_domain, kind);
 
 -- Where each followed Certificate Transparency log resumes.
