@@ -16,6 +16,7 @@ func benchCommands() map[string]func(ctx context.Context, e env, args []string) 
 	// <bench:vuln>
 	// <bench:hosts>
 	// <bench:brand>
+	m["brand"] = benchBrand
 	return m
 }
 
