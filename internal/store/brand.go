@@ -62,42 +62,66 @@ const maxCertNames = 1000
 func (s *Store) UpsertCertificates(ctx context.Context, batch []SeenCert) (CertStats, error) {
 	st := CertStats{IDs: make(map[string]int64, len(batch))}
 	now := s.Now().Unix()
+	for _, sc := range batch {
+		if sc.Cert.SHA256 == "" {
+			return st, fmt.Errorf("store certificate: no SHA-256 fingerprint")
+		}
+	}
 	err := s.Tx(ctx, func(tx *Tx) error {
 		st.Inserted, st.Updated, st.Unchanged = 0, 0, 0
 		clear(st.IDs)
+		known, err := knownCertificates(ctx, tx, batch)
+		if err != nil {
+			return err
+		}
+		var names []any // rname, certificate_id pairs of the new certificates
 		for _, sc := range batch {
 			c := sc.Cert
 			seen := sc.Seen
 			if seen == 0 {
 				seen = now
 			}
-			if c.SHA256 == "" {
-				return fmt.Errorf("store certificate: no SHA-256 fingerprint")
-			}
 			if _, dup := st.IDs[c.SHA256]; dup {
 				st.Unchanged++
 				continue
 			}
-			var id, last int64
-			err := tx.QueryRow(ctx, `SELECT id, last_seen FROM certificates WHERE sha256 = ?`, c.SHA256).Scan(&id, &last)
+			k, ok := known[c.SHA256]
 			switch {
-			case errors.Is(err, sql.ErrNoRows):
-				id, err = insertCertificate(ctx, tx, c, sc.Source, seen)
+			case !ok:
+				id, err := insertCertificate(ctx, tx, c, sc.Source, seen)
 				if err != nil {
 					return err
 				}
+				k.id = id
 				st.Inserted++
-			case err != nil:
-				return fmt.Errorf("find certificate %s: %w", c.SHA256, err)
-			case seen > last:
-				if _, err := tx.Exec(ctx, `UPDATE certificates SET last_seen = ? WHERE id = ?`, seen, id); err != nil {
+				hosts := c.Hosts()
+				if len(hosts) > maxCertNames {
+					hosts = hosts[:maxCertNames]
+				}
+				for _, h := range hosts {
+					names = append(names, host.ReverseKey(h), id)
+				}
+			case seen > k.last:
+				if _, err := tx.Exec(ctx, `UPDATE certificates SET last_seen = ? WHERE id = ? AND last_seen < ?`, seen, k.id, seen); err != nil {
 					return fmt.Errorf("update certificate %s: %w", c.SHA256, err)
 				}
 				st.Updated++
 			default:
 				st.Unchanged++
 			}
-			st.IDs[c.SHA256] = id
+			st.IDs[c.SHA256] = k.id
+		}
+		// The names of all new certificates, a few hundred rows a statement.
+		const perStmt = 400
+		for len(names) > 0 {
+			n := min(len(names), 2*perStmt)
+			part := names[:n]
+			names = names[n:]
+			q := `INSERT INTO certificate_names (rname, certificate_id) VALUES (?, ?)` +
+				strings.Repeat(`, (?, ?)`, len(part)/2-1) + ` ON CONFLICT DO NOTHING`
+			if _, err := tx.Exec(ctx, q, part...); err != nil {
+				return fmt.Errorf("index certificate names: %w", err)
+			}
 		}
 		return nil
 	})
@@ -105,6 +129,40 @@ func (s *Store) UpsertCertificates(ctx context.Context, batch []SeenCert) (CertS
 		return CertStats{}, err
 	}
 	return st, nil
+}
+
+type knownCert struct{ id, last int64 }
+
+// knownCertificates returns the stored certificates among the batch, by
+// SHA-256, with one query per few hundred.
+func knownCertificates(ctx context.Context, tx *Tx, batch []SeenCert) (map[string]knownCert, error) {
+	out := make(map[string]knownCert, len(batch))
+	const perQuery = 500
+	for i := 0; i < len(batch); i += perQuery {
+		part := batch[i:min(i+perQuery, len(batch))]
+		args := make([]any, len(part))
+		for j, sc := range part {
+			args[j] = sc.Cert.SHA256
+		}
+		rows, err := tx.Query(ctx, `SELECT sha256, id, last_seen FROM certificates WHERE sha256 IN (?`+strings.Repeat(`, ?`, len(part)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("find certificates: %w", err)
+		}
+		for rows.Next() {
+			var sha string
+			var k knownCert
+			if err := rows.Scan(&sha, &k.id, &k.last); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find certificates: %w", err)
+			}
+			out[sha] = k
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("find certificates: %w", err)
+		}
+	}
+	return out, nil
 }
 
 func insertCertificate(ctx context.Context, tx *Tx, c cert.Certificate, source string, seen int64) (int64, error) {
@@ -123,20 +181,10 @@ func insertCertificate(ctx context.Context, tx *Tx, c cert.Certificate, source s
 		serial, not_before, not_after, dns_names, ip_addresses, is_precert, signature_algorithm, source, first_seen, last_seen)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		c.SHA256, c.SHA1, clean(c.SubjectCN), clean(c.SubjectOrg), clean(c.IssuerCN), clean(c.IssuerOrg),
-		c.Serial, c.NotBefore.Unix(), c.NotAfter.Unix(), string(dnsJSON), string(ipJSON), c.IsPrecert,
+		c.Serial, c.NotBefore.Unix(), c.NotAfter.Unix(), clean(string(dnsJSON)), string(ipJSON), c.IsPrecert,
 		c.SignatureAlgorithm, clean(source), seen, seen).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert certificate %s: %w", c.SHA256, err)
-	}
-	hosts := c.Hosts()
-	if len(hosts) > maxCertNames {
-		hosts = hosts[:maxCertNames]
-	}
-	for _, h := range hosts {
-		if _, err := tx.Exec(ctx, `INSERT INTO certificate_names (rname, certificate_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-			host.ReverseKey(h), id); err != nil {
-			return 0, fmt.Errorf("index names of certificate %s: %w", c.SHA256, err)
-		}
 	}
 	return id, nil
 }
@@ -288,58 +336,152 @@ func (s *Store) UpsertFindings(ctx context.Context, fs []Finding) (FindingStats,
 	now := s.Now().Unix()
 	err := s.Tx(ctx, func(tx *Tx) error {
 		st = FindingStats{}
+		known, err := knownFindings(ctx, tx, fs)
+		if err != nil {
+			return err
+		}
+		var fresh []Finding
 		for _, f := range fs {
 			if f.LastSeen == 0 {
 				f.LastSeen = now
 			}
-			if err := upsertFinding(ctx, tx, f, &st); err != nil {
+			k := findingKey(f)
+			cur, ok := known[k]
+			if !ok {
+				fresh = append(fresh, f)
+				// A later duplicate in the batch updates this one.
+				known[k] = &storedFinding{pending: true, f: f}
+				continue
+			}
+			if cur.pending {
+				cur.f = mergePending(cur.f, f)
+				continue
+			}
+			if err := updateFinding(ctx, tx, cur, f, &st); err != nil {
 				return err
 			}
 		}
-		return nil
+		for i, f := range fresh {
+			fresh[i] = known[findingKey(f)].f
+		}
+		return insertFindings(ctx, tx, fresh, &st)
 	})
 	return st, err
 }
 
-func dnsEmpty(d host.DNS) bool {
-	return len(d.A)+len(d.AAAA)+len(d.CNAME)+len(d.MX)+len(d.NS)+len(d.PTR)+len(d.TXT) == 0
+func findingKey(f Finding) string { return f.OrganizationID + "|" + f.BaseDomain + "|" + f.Domain }
+
+// storedFinding is a finding's stored state, or a new one of the batch.
+type storedFinding struct {
+	id                 int64
+	last               int64
+	dns, hist          string
+	score              int
+	reason, kind, fuzz string
+	pending            bool
+	f                  Finding
 }
 
-func upsertFinding(ctx context.Context, tx *Tx, f Finding, st *FindingStats) error {
-	var id, last int64
-	var dnsDoc, histDoc string
-	var score int
-	var reason, kind, fuzzer string
-	err := tx.QueryRow(ctx, `SELECT id, last_seen, dns, dns_history, score, reason, kind, fuzzer FROM brand_findings
-		WHERE organization_id = ? AND base_domain = ? AND domain = ?`, f.OrganizationID, f.BaseDomain, f.Domain).
-		Scan(&id, &last, &dnsDoc, &histDoc, &score, &reason, &kind, &fuzzer)
-	if errors.Is(err, sql.ErrNoRows) {
-		hist := []DNSRecord{}
-		if !dnsEmpty(f.DNS) {
-			hist = append(hist, dnsRecord(f.DNS, f.LastSeen))
+// mergePending folds a later observation of a new finding into it.
+func mergePending(a, b Finding) Finding {
+	if b.LastSeen >= a.LastSeen {
+		if dnsEmpty(b.DNS) {
+			b.DNS = a.DNS
 		}
-		d, _ := json.Marshal(normDNS(f.DNS))
-		h, _ := json.Marshal(hist)
-		res, err := tx.Exec(ctx, `INSERT INTO brand_findings (organization_id, account_id, kind, domain, base_domain, fuzzer,
-			score, reason, dns, dns_history, date_added, last_seen)
-			SELECT ?, ?, ?, ?, ?, ?, CAST(? AS BIGINT), ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)`,
-			f.OrganizationID, f.AccountID, f.Kind, f.Domain, f.BaseDomain, f.Fuzzer, f.Score, clean(f.Reason),
-			string(d), string(h), f.LastSeen, f.LastSeen, f.OrganizationID)
+		return b
+	}
+	return a
+}
+
+// knownFindings loads the stored findings among fs, by key.
+func knownFindings(ctx context.Context, tx *Tx, fs []Finding) (map[string]*storedFinding, error) {
+	out := make(map[string]*storedFinding, len(fs))
+	domains := make([]string, 0, len(fs))
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if !seen[f.Domain] {
+			seen[f.Domain] = true
+			domains = append(domains, f.Domain)
+		}
+	}
+	const perQuery = 500
+	for i := 0; i < len(domains); i += perQuery {
+		part := domains[i:min(i+perQuery, len(domains))]
+		args := make([]any, len(part))
+		for j, d := range part {
+			args[j] = d
+		}
+		rows, err := tx.Query(ctx, `SELECT id, organization_id, base_domain, domain, last_seen, dns, dns_history, score, reason, kind, fuzzer
+			FROM brand_findings WHERE domain IN (?`+strings.Repeat(`, ?`, len(part)-1)+`)`, args...)
 		if err != nil {
-			return fmt.Errorf("insert finding %q: %w", f.Domain, err)
+			return nil, fmt.Errorf("find findings: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			st.Inserted++
+		for rows.Next() {
+			var sf storedFinding
+			var org, base, domain string
+			if err := rows.Scan(&sf.id, &org, &base, &domain, &sf.last, &sf.dns, &sf.hist, &sf.score, &sf.reason, &sf.kind, &sf.fuzz); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find findings: %w", err)
+			}
+			out[org+"|"+base+"|"+domain] = &sf
 		}
-		return nil
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("find findings: %w", err)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("find finding %q: %w", f.Domain, err)
+	return out, nil
+}
+
+// insertFindings inserts new findings, a hundred rows a statement, skipping
+// those whose organization was deleted meanwhile.
+func insertFindings(ctx context.Context, tx *Tx, fs []Finding, st *FindingStats) error {
+	const perStmt = 100
+	for len(fs) > 0 {
+		n := min(len(fs), perStmt)
+		part := fs[:n]
+		fs = fs[n:]
+		var q strings.Builder
+		q.WriteString(`INSERT INTO brand_findings (organization_id, account_id, kind, domain, base_domain, fuzzer,
+			score, reason, dns, dns_history, date_added, last_seen) SELECT v.* FROM (VALUES `)
+		args := make([]any, 0, 12*n)
+		for i, f := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(`(?, ?, ?, ?, ?, ?, CAST(? AS BIGINT), ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT))`)
+			hist := []DNSRecord{}
+			if !dnsEmpty(f.DNS) {
+				hist = append(hist, dnsRecord(f.DNS, f.LastSeen))
+			}
+			d, _ := json.Marshal(normDNS(f.DNS))
+			h, _ := json.Marshal(hist)
+			args = append(args, f.OrganizationID, f.AccountID, f.Kind, f.Domain, f.BaseDomain, f.Fuzzer, f.Score,
+				clean(f.Reason), string(d), string(h), f.LastSeen, f.LastSeen)
+		}
+		// The column names of a VALUES list differ between the engines
+		// (column1 / column1), so the organization is checked by position.
+		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.` + valuesColumn1 + `)`)
+		res, err := tx.Exec(ctx, q.String(), args...)
+		if err != nil {
+			return fmt.Errorf("insert findings: %w", err)
+		}
+		rows, _ := res.RowsAffected()
+		st.Inserted += int(rows)
 	}
+	return nil
+}
+
+// valuesColumn1 is the name both engines give the first column of a VALUES
+// list.
+const valuesColumn1 = "column1"
+
+func updateFinding(ctx context.Context, tx *Tx, cur *storedFinding, f Finding, st *FindingStats) error {
 	changed := false
-	var cur host.DNS
-	json.Unmarshal([]byte(dnsDoc), &cur)
-	if !dnsEmpty(f.DNS) && !reflect.DeepEqual(normDNS(cur), normDNS(f.DNS)) {
+	dnsDoc, histDoc, last := cur.dns, cur.hist, cur.last
+	var stored host.DNS
+	json.Unmarshal([]byte(dnsDoc), &stored)
+	if !dnsEmpty(f.DNS) && !reflect.DeepEqual(normDNS(stored), normDNS(f.DNS)) {
 		var hist []DNSRecord
 		json.Unmarshal([]byte(histDoc), &hist)
 		hist = append(hist, dnsRecord(f.DNS, f.LastSeen))
@@ -353,7 +495,7 @@ func upsertFinding(ctx context.Context, tx *Tx, f Finding, st *FindingStats) err
 	if f.LastSeen > last {
 		last, changed = f.LastSeen, true
 	}
-	if score != f.Score || reason != f.Reason || kind != f.Kind || fuzzer != f.Fuzzer {
+	if cur.score != f.Score || cur.reason != clean(f.Reason) || cur.kind != f.Kind || cur.fuzz != f.Fuzzer {
 		changed = true
 	}
 	if !changed {
@@ -361,9 +503,10 @@ func upsertFinding(ctx context.Context, tx *Tx, f Finding, st *FindingStats) err
 		return nil
 	}
 	if _, err := tx.Exec(ctx, `UPDATE brand_findings SET last_seen = ?, dns = ?, dns_history = ?, score = ?, reason = ?, kind = ?, fuzzer = ?
-		WHERE id = ?`, last, dnsDoc, histDoc, f.Score, clean(f.Reason), f.Kind, f.Fuzzer, id); err != nil {
+		WHERE id = ?`, last, dnsDoc, histDoc, f.Score, clean(f.Reason), f.Kind, f.Fuzzer, cur.id); err != nil {
 		return fmt.Errorf("update finding %q: %w", f.Domain, err)
 	}
+	cur.dns, cur.hist, cur.last, cur.score, cur.reason, cur.kind, cur.fuzz = dnsDoc, histDoc, last, f.Score, clean(f.Reason), f.Kind, f.Fuzzer
 	st.Updated++
 	return nil
 }
@@ -692,4 +835,8 @@ func (s *Store) OrgCertificateNames(ctx context.Context, orgID string) ([]string
 		out = append(out, host.ReverseKey(rk))
 	}
 	return out, rows.Err()
+}
+
+func dnsEmpty(d host.DNS) bool {
+	return len(d.A)+len(d.AAAA)+len(d.CNAME)+len(d.MX)+len(d.NS)+len(d.PTR)+len(d.TXT) == 0
 }

@@ -63,6 +63,8 @@ CREATE UNIQUE INDEX brand_findings_key ON brand_findings (organization_id, base_
 -- and the counts read the index alone.
 CREATE INDEX brand_findings_list ON brand_findings (account_id, kind, score DESC, date_added DESC, id, domain, base_domain);
 CREATE INDEX brand_findings_base ON brand_findings (base_domain, kind);
+-- Matching looks up a batch of observed names at once.
+CREATE INDEX brand_findings_domain ON brand_findings (domain);
 
 -- Where each followed Certificate Transparency log resumes.
 CREATE TABLE ct_checkpoints (
