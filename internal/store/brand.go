@@ -327,7 +327,7 @@ type FindingStats struct {
 const maxDNSHistory = 100
 
 // UpsertFindings stores findings in one transaction. A new finding gets
-// date_added = its last_seen; a known one has its score and reason
+// date_added = its DateAdded, or its first sighting in the batch; a known one has its score and reason
 // refreshed, its last_seen moved forward, and, when the DNS answers differ
 // from the last ones recorded, the new answers appended to its history.
 // Findings of organizations deleted meanwhile are dropped.
@@ -382,15 +382,25 @@ type storedFinding struct {
 	f                  Finding
 }
 
-// mergePending folds a later observation of a new finding into it.
+// mergePending folds another observation of a new finding into it: the
+// latest answers win, date_added is the earliest sighting.
 func mergePending(a, b Finding) Finding {
+	first := min(firstSeen(a), firstSeen(b))
 	if b.LastSeen >= a.LastSeen {
 		if dnsEmpty(b.DNS) {
 			b.DNS = a.DNS
 		}
-		return b
+		a = b
 	}
+	a.DateAdded = first
 	return a
+}
+
+func firstSeen(f Finding) int64 {
+	if f.DateAdded > 0 {
+		return f.DateAdded
+	}
+	return f.LastSeen
 }
 
 // knownFindings loads the stored findings among fs, by key.
@@ -457,7 +467,7 @@ func insertFindings(ctx context.Context, tx *Tx, fs []Finding, st *FindingStats)
 			d, _ := json.Marshal(normDNS(f.DNS))
 			h, _ := json.Marshal(hist)
 			args = append(args, f.OrganizationID, f.AccountID, f.Kind, f.Domain, f.BaseDomain, f.Fuzzer, f.Score,
-				clean(f.Reason), string(d), string(h), f.LastSeen, f.LastSeen)
+				clean(f.Reason), string(d), string(h), firstSeen(f), f.LastSeen)
 		}
 		// The column names of a VALUES list differ between the engines
 		// (column1 / column1), so the organization is checked by position.
