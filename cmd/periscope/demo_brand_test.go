@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/periscope-oss/periscope/internal/api/apitest"
+	"github.com/periscope-oss/periscope/internal/ct/cttest"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
@@ -45,5 +48,59 @@ func TestServeDemoBrand(t *testing.T) {
 				t.Errorf("free account: %d %s", status, body)
 			}
 		})
+	}
+}
+
+// TestServeFollowsCTAndReconcilesOnNudge runs serve with a local CT log:
+// the follower worker stores what the log holds, adding a domain through
+// the API links those certificates at once (the monitor is nudged; its
+// poll is an hour), and serve stops cleanly.
+func TestServeFollowsCTAndReconcilesOnNudge(t *testing.T) {
+	log := cttest.New()
+	defer log.Close()
+	chain := pemBlocks(t, "../../internal/ct/testdata/appmattus_bloomberg.pem")
+	if err := log.AddCert(chain[0]); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, storetest.DSN(t, "sqlite"), "--demo", "--ct-logs", log.URL(), "--ct-poll", "50ms", "--brand-poll", "1h")
+	keys := demoKeys(t, s.stdout.String())
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		status, _ := s.do(t, "GET", "/api/v1/host/wmkt1.cirrus.bloomberg.com", keys["free"], "")
+		if status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the CT entry never reached the host index (%d)\n%s", status, s.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, body := s.do(t, "GET", "/api/v1/enterprise/organizations", keys["enterprise"], "")
+	var orgs []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &orgs); err != nil || len(orgs) == 0 {
+		t.Fatalf("organizations: %s", body)
+	}
+	if status, body := s.do(t, "POST", "/api/v1/enterprise/organizations/"+orgs[0].ID+"/domains", keys["enterprise"], `{"domain":"bloomberg.com"}`); status != 201 {
+		t.Fatalf("add domain: %d %s", status, body)
+	}
+	for {
+		_, body := s.do(t, "GET", "/api/v1/enterprise/certificates?q=bloomberg", keys["enterprise"], "")
+		if strings.Contains(string(body), `"domain_name":"wmkt1.cirrus.bloomberg.com"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the certificate was not linked after adding the domain: %s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// bloomberg.co.uk, blomberggovernment.com, ... share the certificate:
+	// they are Bloomberg's, not phishing.
+	if _, body := s.do(t, "GET", "/api/v1/enterprise/darkweb/potential-phishing?q=blo", keys["enterprise"], ""); !strings.Contains(string(body), `"total_query_results":0`) {
+		t.Errorf("phishing: %s", body)
+	}
+	if err := s.stop(); err != nil {
+		t.Errorf("serve did not stop cleanly: %v", err)
 	}
 }
