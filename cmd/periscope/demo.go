@@ -151,7 +151,7 @@ func demoCurls(base, free, ent, oem string) []string {
 		c(ent, base+"/api/v1/enterprise/darkweb/typosquatting"),
 		c(ent, "'"+base+"/api/v1/enterprise/darkweb/potential-phishing?q=github&from=01/01/2020'"),
 		c(ent, base+"/api/v1/enterprise/certificates"),
-		c(oem, "-X POST -d '{\"query\":\"github.com\"}' "+base+"/api/v1/oem/potential-phishing/search"),
-		c(oem, "-X POST -d '{\"query\":\"paypal.com\"}' "+base+"/api/v1/oem/typosquatting/search"),
+		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"github.com\"}' "+base+"/api/v1/oem/potential-phishing/search"),
+		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"paypal.com\"}' "+base+"/api/v1/oem/typosquatting/search"),
 	}
 }
