@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/cert"
+	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
@@ -71,8 +72,8 @@ func loadBrandDemo(ctx context.Context, svc *services, accounts demoAccounts) er
 			_, err = in.Ingest(ctx, scan.Native, name, bytes.NewReader(b), nil)
 		case strings.HasSuffix(name, ".zone"):
 			var obs []monitor.Observation
-			err = zone.RegisteredDomains(bytes.NewReader(b), zone.Options{Name: name}, func(d string) error {
-				obs = append(obs, monitor.Observation{Name: d})
+			err = zone.Delegations(bytes.NewReader(b), zone.Options{Name: name}, func(d string, ns []string) error {
+				obs = append(obs, monitor.Observation{Name: d, DNS: host.DNS{NS: ns}})
 				return nil
 			}, func(*zone.ParseError) {})
 			if err == nil {

@@ -313,21 +313,22 @@ func ingestCertstream(ctx context.Context, b *brandRun, src string) error {
 	}, b.certReject)
 }
 
-// ingestZone reads the registered domains of a zone file (plain or gzip)
-// and matches each against the monitored brands. The domains are not
-// stored (a TLD zone holds millions): only the findings they produce are.
+// ingestZone reads the delegations of a zone file (plain or gzip) and
+// matches each registered domain against the monitored brands, its name
+// servers kept as the finding's DNS answers. The domains are not stored (a
+// TLD zone holds millions): only the findings they produce are.
 func ingestZone(ctx context.Context, b *brandRun, src string) error {
 	f, err := os.Open(src)
 	if err != nil {
 		return fmt.Errorf("zone: %w", err)
 	}
 	defer f.Close()
-	return zone.RegisteredDomains(f, zone.Options{Name: src}, func(d string) error {
+	return zone.Delegations(f, zone.Options{Name: src}, func(d string, ns []string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		b.sum.Read++
-		return b.addName(ctx, monitor.Observation{Name: d})
+		return b.addName(ctx, monitor.Observation{Name: d, DNS: host.DNS{NS: ns}})
 	}, func(pe *zone.ParseError) { b.reject(pe.Error()) })
 }
 

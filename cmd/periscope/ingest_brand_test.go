@@ -178,7 +178,8 @@ func TestIngestCertsZoneCertstream(t *testing.T) {
 			phish, _, _ := st.Findings(context.Background(), store.ListQuery{AccountID: acct.ID, Kind: brand.PotentialPhishing, Limit: 10})
 			// The other names of google.com's own certificate (google.ca,
 			// google.co.uk, ...) are not reported as phishing.
-			if len(typos) != 1 || typos[0].Domain != "gooogle.com" || len(phish) != 1 || phish[0].Domain != "github-login.com" {
+			if len(typos) != 1 || typos[0].Domain != "gooogle.com" || len(phish) != 1 || phish[0].Domain != "github-login.com" ||
+				len(typos[0].DNSHistory) != 1 || typos[0].DNS.NS[0] != "ns1.example.net" {
 				t.Errorf("findings from the zone: %+v %+v", typos, phish)
 			}
 
