@@ -190,7 +190,7 @@ func TestBrandListings(t *testing.T) {
 
 		// Bad input.
 		for _, q := range []string{"page=0", "page=x", "per_page=0", "per_page=1001", "per_page=1.5", "from=31/02/2026",
-			"from=2026/11/22", "to=yesterday", "from=23/11/2026&to=22/11/2026", "q=" + strings.Repeat("a", 300)} {
+			"from=2026/11/22", "to=yesterday", "to=31/12/1969", "from=23/11/2026&to=22/11/2026", "q=" + strings.Repeat("a", 300)} {
 			for _, p := range []string{"darkweb/potential-phishing", "darkweb/typosquatting", "certificates"} {
 				if r := e.Do("GET", "/api/v1/enterprise/"+p+"?"+q, key, nil); r.Status != 400 || r.ErrorCode() != "invalid_parameter" {
 					t.Errorf("%s?%s: %d %s", p, q, r.Status, r.Body)
@@ -296,6 +296,41 @@ func TestBrandOEMSearch(t *testing.T) {
 		e.Do("POST", "/api/v1/oem/account/credits", oem, nil).JSON(t, &cr)
 		if cr.Response.CreditsRemaining != 96 {
 			t.Errorf("credits remaining %d, want 96", cr.Response.CreditsRemaining)
+		}
+	})
+}
+
+// FuzzListingDate checks that a listing date is either refused with
+// invalid_parameter or is the start (or last second) of a UTC day that
+// reads back the same in DD/MM/YYYY.
+func FuzzListingDate(f *testing.F) {
+	for _, s := range []string{"22/11/2026", "2026-11-22", "31/02/2026", "1/1/2026", "", "29/02/2024", "99/99/9999"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, end bool) {
+		v, err := api.ListingDate("from", s, end)
+		if err != nil {
+			if periscope.ErrorCode(err) != periscope.EInvalid {
+				t.Fatalf("%q: %v", s, err)
+			}
+			return
+		}
+		if s == "" {
+			if v != 0 {
+				t.Fatalf("empty date gave %d", v)
+			}
+			return
+		}
+		day := time.Unix(v, 0).UTC()
+		if end {
+			day = day.Add(-(24*time.Hour - time.Second))
+		}
+		if day.Hour() != 0 || day.Minute() != 0 || day.Second() != 0 {
+			t.Fatalf("%q (end %v) gave %v, not a day boundary", s, end, time.Unix(v, 0).UTC())
+		}
+		back, err := api.ListingDate("from", day.Format("02/01/2006"), false)
+		if err != nil || back != day.Unix() {
+			t.Fatalf("%q: %v does not read back (%d, %v)", s, day, back, err)
 		}
 	})
 }

@@ -283,3 +283,24 @@ func TestBaseDomain(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBaseDomain checks that any query either is refused with a client
+// error or yields a registrable domain that normalises to itself.
+func FuzzBaseDomain(f *testing.F) {
+	for _, s := range []string{"github.com", "co.uk", "WWW.Bücher.DE.", "pаypal.com", "a..b", "xn--", "-a.com", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		base, err := monitor.BaseDomain(q)
+		if err != nil {
+			if c := periscope.ErrorCode(err); c != periscope.EInvalid && c != periscope.EMissing {
+				t.Fatalf("BaseDomain(%q): error code %q", q, c)
+			}
+			return
+		}
+		again, err := monitor.BaseDomain(base)
+		if err != nil || again != base {
+			t.Fatalf("BaseDomain(%q) = %q, which gives %q, %v", q, base, again, err)
+		}
+	})
+}
