@@ -130,7 +130,7 @@ func TestIngestCTLog(t *testing.T) {
 				t.Errorf("second run: %s, want one new entry\n%s", got, out)
 			}
 
-			// A log that keeps failing: a clear error, the checkpoint kept.
+			// The checkpoint is past every entry, the undecodable one included.
 			if next, _ := st.CTCheckpoint(context.Background(), log.URL()); next != 5 {
 				t.Errorf("checkpoint %d, want 5", next)
 			}

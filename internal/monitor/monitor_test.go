@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,6 +201,13 @@ func TestMonitorLifecycle(t *testing.T) {
 			t.Errorf("dns history %+v", p)
 		}
 
+		// Invalid names are counted and skipped, the monitor goes on; a
+		// mixed-script homograph (Cyrillic а) is reported as a look-alike.
+		bad := []string{"a..b", strings.Repeat("a", 200) + ".com", "pаypal-login.com", "", "paypal-verify.net"}
+		if r, err := m.ObserveNames(ctx, bad); err != nil || r.Invalid != 3 || r.Matched != 2 {
+			t.Errorf("hostile names: %+v %v", r, err)
+		}
+
 		// Tenancy: the other account sees none of it.
 		if got := f.findings(t, f.othr.ID, brand.PotentialPhishing); len(got) != 0 {
 			t.Errorf("other account sees %v", keys(got))
@@ -232,14 +240,14 @@ func TestMonitorLifecycle(t *testing.T) {
 			return n
 		}
 		before := count()
-		if before != 4 {
-			t.Errorf("%d phishing findings with paypal.com in two organizations, want 4", before)
+		if before != 6 {
+			t.Errorf("%d phishing findings with paypal.com in two organizations, want 6 (4 + 2 backfilled from the host index)", before)
 		}
 		if err := st.DeleteOrganization(ctx, f.acct.ID, f.org2.ID); err != nil {
 			t.Fatal(err)
 		}
-		if after := count(); after != 2 {
-			t.Errorf("findings %d before deleting the organization, %d after, want 2", before, after)
+		if after := count(); after != 4 {
+			t.Errorf("findings %d before deleting the organization, %d after, want 4", before, after)
 		}
 	})
 }
