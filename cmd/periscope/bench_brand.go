@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -37,6 +38,7 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 	requests := fs.Int("requests", 300, "requests per listing query")
 	entries := fs.Int("ct-entries", 5000, "distinct certificates in the local CT log")
 	dsn := fs.String("database", "", "database to fill (default: a new SQLite file in a temporary directory)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the CT ingestion to this file")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -63,7 +65,7 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 	if err := benchListings(ctx, e.stdout, st, key, org, *findings, *requests); err != nil {
 		return err
 	}
-	return benchCTIngest(ctx, e.stdout, st, org, *entries)
+	return benchCTIngest(ctx, e.stdout, st, org, *entries, *cpuprofile)
 }
 
 func benchBrandAccount(ctx context.Context, st *store.Store) (key string, o periscope.Organization, err error) {
@@ -156,7 +158,7 @@ func benchListings(ctx context.Context, w io.Writer, st *store.Store, key string
 	return nil
 }
 
-func benchCTIngest(ctx context.Context, w io.Writer, st *store.Store, o periscope.Organization, n int) error {
+func benchCTIngest(ctx context.Context, w io.Writer, st *store.Store, o periscope.Organization, n int, cpuprofile string) error {
 	log := cttest.New()
 	defer log.Close()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -201,6 +203,17 @@ func benchCTIngest(ctx context.Context, w io.Writer, st *store.Store, o periscop
 		return err
 	}
 	b := newBrandRun(mon, st, io.Discard)
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	if err := followCT(ctx, b, &ct.Follower{Client: c}); err != nil {
 		return err
