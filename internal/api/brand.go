@@ -11,6 +11,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
+	"golang.org/x/net/idna"
 )
 
 // Kinds of findings, as the routes and items name them.
@@ -190,6 +191,11 @@ func listingQuery(r *http.Request, defaultSize int) (store.ListQuery, int, error
 	q.Q = strings.TrimSpace(qs.Get("q"))
 	if len(q.Q) > 253 {
 		return q, 0, periscope.Errorf(periscope.EInvalid, "q must be at most 253 characters.")
+	}
+	// Names are stored in ASCII: a Unicode filter (bücher) looks for its
+	// punycode form (xn--bcher-kva).
+	if a, err := idna.ToASCII(strings.ToLower(q.Q)); err == nil && a != strings.ToLower(q.Q) {
+		q.Q = a
 	}
 	page, err := queryInt(r, "page", 1, 1, 1<<20)
 	if err != nil {

@@ -151,6 +151,7 @@ func TestBrandListings(t *testing.T) {
 			{"per_page=2&page=2", 3, 1},
 			{"per_page=2&page=9", 3, 0},
 			{"q=paypa1", 1, 1},
+			{"q=PAYPA1", 1, 1},
 		} {
 			var l listing[findingItem]
 			r := e.Do("GET", "/api/v1/enterprise/darkweb/typosquatting?"+c.query, key, nil)
