@@ -220,9 +220,9 @@ func listingQuery(r *http.Request, defaultSize int) (store.ListQuery, int, error
 	return q, page, nil
 }
 
-func newListing[T any](q store.ListQuery, page, all, total int, items []T) listingResponse[T] {
+func newListing[T any](r *http.Request, q store.ListQuery, page, all, total int, items []T) listingResponse[T] {
 	return listingResponse[T]{
-		Status: http.StatusOK, Query: q.Q, Page: page, TotalResults: all, TotalQueryResults: total,
+		Status: http.StatusOK, Query: strings.TrimSpace(r.URL.Query().Get("q")), Page: page, TotalResults: all, TotalQueryResults: total,
 		Results: listingResults[T]{Items: items, Total: total, Page: page, PerPage: q.Limit, Pages: (total + q.Limit - 1) / q.Limit},
 	}
 }
@@ -255,7 +255,7 @@ func (s *Server) findingsListing(kind string, pageSize int) handlerFunc {
 		for i, f := range fs {
 			items[i] = toFindingJSON(f, q.AccountID)
 		}
-		writeJSON(w, http.StatusOK, newListing(q, page, all, total, items))
+		writeJSON(w, http.StatusOK, newListing(r, q, page, all, total, items))
 		return nil
 	}
 }
@@ -281,7 +281,7 @@ func (s *Server) handleCertificates(w http.ResponseWriter, r *http.Request) erro
 	for i, c := range cs {
 		items[i] = toCertificateJSON(c)
 	}
-	writeJSON(w, http.StatusOK, newListing(q, page, all, total, items))
+	writeJSON(w, http.StatusOK, newListing(r, q, page, all, total, items))
 	return nil
 }
 

@@ -96,7 +96,7 @@ func TestBrandListings(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		_, key := e.Account(periscope.Account{Company: "Acme", Plan: "enterprise", Enterprise: true, CreditsPerMonth: 100, MaxResultsPerRequest: 1000})
+		acct, key := e.Account(periscope.Account{Company: "Acme", Plan: "enterprise", Enterprise: true, CreditsPerMonth: 100, MaxResultsPerRequest: 1000})
 		_, otherKey := e.Account(periscope.Account{Company: "Other", Plan: "enterprise", Enterprise: true, CreditsPerMonth: 100, MaxResultsPerRequest: 1000})
 		var org struct {
 			ID string `json:"id"`
@@ -197,6 +197,16 @@ func TestBrandListings(t *testing.T) {
 					t.Errorf("%s?%s: %d %s", p, q, r.Status, r.Body)
 				}
 			}
+		}
+
+		// A Unicode filter finds the punycode name.
+		if _, err := e.Store.UpsertFindings(ctx, []store.Finding{{OrganizationID: org.ID, AccountID: acct.ID, Kind: "PotentialPhishing",
+			Domain: "xn--paypal-bcher-klb.com", BaseDomain: "paypal.com", Score: 50, Reason: "test"}}); err != nil {
+			t.Fatal(err)
+		}
+		e.Do("GET", "/api/v1/enterprise/darkweb/potential-phishing?q=paypal-b%C3%BCcher", key, nil).JSON(t, &phish)
+		if phish.TotalQueryResults != 1 || phish.Query != "paypal-bücher" {
+			t.Errorf("unicode filter: %+v", phish)
 		}
 
 		// Deleting an organization removes its findings and links.
