@@ -38,7 +38,7 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 	requests := fs.Int("requests", 300, "requests per listing query")
 	entries := fs.Int("ct-entries", 5000, "distinct certificates in the local CT log")
 	dsn := fs.String("database", "", "database to fill (default: a new SQLite file in a temporary directory)")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the CT ingestion to this file")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,6 +58,17 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 	if _, err := st.Migrate(ctx); err != nil {
 		return err
 	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	key, org, err := benchBrandAccount(ctx, st)
 	if err != nil {
 		return err
@@ -65,7 +76,7 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 	if err := benchListings(ctx, e.stdout, st, key, org, *findings, *requests); err != nil {
 		return err
 	}
-	return benchCTIngest(ctx, e.stdout, st, org, *entries, *cpuprofile)
+	return benchCTIngest(ctx, e.stdout, st, org, *entries)
 }
 
 func benchBrandAccount(ctx context.Context, st *store.Store) (key string, o periscope.Organization, err error) {
@@ -158,7 +169,7 @@ func benchListings(ctx context.Context, w io.Writer, st *store.Store, key string
 	return nil
 }
 
-func benchCTIngest(ctx context.Context, w io.Writer, st *store.Store, o periscope.Organization, n int, cpuprofile string) error {
+func benchCTIngest(ctx context.Context, w io.Writer, st *store.Store, o periscope.Organization, n int) error {
 	log := cttest.New()
 	defer log.Close()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -203,17 +214,6 @@ func benchCTIngest(ctx context.Context, w io.Writer, st *store.Store, o periscop
 		return err
 	}
 	b := newBrandRun(mon, st, io.Discard)
-	if cpuprofile != "" {
-		f, err := os.Create(cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	start := time.Now()
 	if err := followCT(ctx, b, &ct.Follower{Client: c}); err != nil {
 		return err
