@@ -229,3 +229,36 @@ func TestPermute(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestHostsFeedsTheMonitor checks the observe hook of the host index:
+// host observations are matched as they are stored, and a name's changing
+// DNS answers (the host index's, which merges observations) build its
+// history; seeing the same answers again adds nothing.
+func TestIngestHostsFeedsTheMonitor(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			dsn := storetest.DSN(t, engine)
+			st, acct := monitoredStore(t, dsn, "paypal.com")
+			dir := t.TempDir()
+			for i, ip := range []string{"192.0.2.1", "192.0.2.1", "192.0.2.2"} {
+				f := filepath.Join(dir, "hosts.ndjson")
+				line := `{"host":"paypal-login.com","dns":{"a":["` + ip + `"]},"last_seen":` + []string{"1790000000", "1790000001", "1790000002"}[i] + "}\n"
+				if err := os.WriteFile(f, []byte(line+`{"host":"www.unrelated.org"}`+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if out, stderr, err := runCLI(t, "ingest", "hosts", f, "--database", dsn); err != nil {
+					t.Fatalf("ingest hosts: %v\n%s\n%s", err, out, stderr)
+				}
+			}
+			fs, _, err := st.Findings(context.Background(), store.ListQuery{AccountID: acct.ID, Kind: brand.PotentialPhishing, Limit: 10})
+			if err != nil || len(fs) != 1 {
+				t.Fatalf("findings %+v %v", fs, err)
+			}
+			h := fs[0].DNSHistory
+			if len(h) != 2 || strings.Join(h[0].DNS.A, " ") != "192.0.2.1" || strings.Join(h[1].DNS.A, " ") != "192.0.2.1 192.0.2.2" ||
+				h[1].Timestamp != 1790000002 || fs[0].LastSeen != 1790000002 {
+				t.Errorf("dns history %+v", h)
+			}
+		})
+	}
+}
