@@ -117,6 +117,8 @@ type brandRun struct {
 	certs []store.SeenCert
 	names []monitor.Observation
 	skips []string // text skipped between certificates, with where and why
+	// onReject, when set, is told every rejected input (serve logs them).
+	onReject func(reason string)
 }
 
 const brandBatch = 500
@@ -163,6 +165,9 @@ func brandIngester(kind string, source func(ctx context.Context, b *brandRun, sr
 }
 
 func (b *brandRun) reject(reason string) {
+	if b.onReject != nil {
+		b.onReject(reason)
+	}
 	b.sum.Read++
 	b.sum.Rejected++
 	if len(b.sum.Rejects) < 20 {

@@ -27,6 +27,7 @@ func setupBrand(svc *services) error {
 		}
 		f := &ct.Follower{Client: c, Poll: svc.brand.CTPoll}
 		b := newBrandRun(mon, svc.store, io.Discard)
+		b.onReject = func(reason string) { svc.log.Warn("ct entry skipped", "log", c.URL(), "reason", reason) }
 		svc.workers = append(svc.workers, worker{name: "ct " + c.URL(), run: func(ctx context.Context) error {
 			// The follower retries the log's transient errors itself; when
 			// it gives up, wait a poll interval and resume from the
