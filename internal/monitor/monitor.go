@@ -71,6 +71,26 @@ type state struct {
 	domains map[string][]assetRef
 	// defs holds each brand's definition, to detect changes.
 	defs map[string]brand.Brand
+	// owned holds each account's domains: a name equal to or below one of
+	// them is the account's own, never a finding for it. (Kept out of the
+	// brand definitions so adding a domain to an account with many never
+	// rebuilds the candidates of the others.)
+	owned map[string]map[string]bool
+}
+
+// ownedBy reports whether name is one of domains or below one.
+func ownedBy(domains map[string]bool, name string) bool {
+	for d := name; d != ""; {
+		if domains[d] {
+			return true
+		}
+		i := strings.IndexByte(d, '.')
+		if i < 0 {
+			return false
+		}
+		d = d[i+1:]
+	}
+	return false
 }
 
 // New returns a Monitor on the store. Nothing is matched until the first
@@ -163,8 +183,8 @@ func (m *Monitor) reconcile(ctx context.Context) (ReconcileStats, error) {
 	if err != nil {
 		return rs, err
 	}
-	next := &state{bases: map[string][]assetRef{}, domains: map[string][]assetRef{}, defs: map[string]brand.Brand{}}
-	owned := map[string][]string{} // account → its domains
+	next := &state{bases: map[string][]assetRef{}, domains: map[string][]assetRef{}, defs: map[string]brand.Brand{},
+		owned: map[string]map[string]bool{}}
 	for _, a := range assets {
 		base, err := publicsuffix.EffectiveTLDPlusOne(a.Value)
 		if err != nil {
@@ -174,19 +194,11 @@ func (m *Monitor) reconcile(ctx context.Context) (ReconcileStats, error) {
 		ref := assetRef{OrgID: a.OrganizationID, AccountID: a.AccountID, Domain: a.Value}
 		next.bases[base] = append(next.bases[base], ref)
 		next.domains[a.Value] = append(next.domains[a.Value], ref)
-		owned[a.AccountID] = append(owned[a.AccountID], a.Value)
-	}
-	for base, refs := range next.bases {
-		var own []string
-		for _, r := range refs {
-			for _, d := range owned[r.AccountID] {
-				if d != base && !strings.HasSuffix(d, "."+base) {
-					own = append(own, d)
-				}
-			}
+		if next.owned[a.AccountID] == nil {
+			next.owned[a.AccountID] = map[string]bool{}
 		}
-		slices.Sort(own)
-		next.defs[base] = brand.Brand{Domain: base, Owned: slices.Compact(own)}
+		next.owned[a.AccountID][a.Value] = true
+		next.defs[base] = brand.Brand{Domain: base}
 	}
 
 	prev := m.state.Load()
@@ -197,15 +209,13 @@ func (m *Monitor) reconcile(ctx context.Context) (ReconcileStats, error) {
 			add = append(add, b)
 		}
 	} else {
-		for base, old := range prev.defs {
-			nw, ok := next.defs[base]
-			if !ok || !slices.Equal(old.Owned, nw.Owned) {
+		for base := range prev.defs {
+			if _, ok := next.defs[base]; !ok {
 				drop = append(drop, base)
 			}
 		}
 		for base, nw := range next.defs {
-			old, ok := prev.defs[base]
-			if !ok || !slices.Equal(old.Owned, nw.Owned) {
+			if _, ok := prev.defs[base]; !ok {
 				add = append(add, nw)
 			}
 		}
@@ -331,7 +341,7 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *ReconcileStats) e
 			exclude[n][r.OrgID] = true
 		}
 	}
-	sub := &state{matcher: mt, bases: want}
+	sub := &state{matcher: mt, bases: want, owned: st.owned}
 	var after int64
 	for {
 		names, last, err := m.store.HostNamesAfter(ctx, after, 5000)
@@ -472,7 +482,7 @@ func (m *Monitor) match(ctx context.Context, st *state, names []string, obs map[
 			dns, seen = kh.DNS, kh.LastSeen
 		}
 		for _, r := range st.bases[h.m.Brand] {
-			if exclude[h.name][r.OrgID] {
+			if exclude[h.name][r.OrgID] || ownedBy(st.owned[r.AccountID], h.m.Domain) {
 				continue
 			}
 			fs = append(fs, store.Finding{

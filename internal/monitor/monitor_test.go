@@ -312,3 +312,25 @@ func FuzzBaseDomain(f *testing.F) {
 		}
 	})
 }
+
+// TestOwnedDomainsNotReported: an organization's other domains (and names
+// below them) are never its findings, though they carry its brand.
+func TestOwnedDomainsNotReported(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		f := setup(t, st)
+		f.add(t, f.org, "paypal.com")
+		f.add(t, f.org2, "paypal-shop.com") // another organization of the same account
+		f.add(t, f.other, "example.org")
+		m := monitor.New(st, monitor.Options{})
+		if _, err := m.ObserveNames(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Observe(ctx, []monitor.Observation{{Name: "paypal-shop.com"}, {Name: "www.paypal-shop.com"}, {Name: "paypal-help.com"}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := keys(f.findings(t, f.acct.ID, brand.PotentialPhishing)); !slices.Equal(got, []string{"paypal-help.com"}) {
+			t.Errorf("findings %v, want only paypal-help.com", got)
+		}
+	})
+}
