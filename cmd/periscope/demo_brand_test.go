@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +104,25 @@ func TestServeFollowsCTAndReconcilesOnNudge(t *testing.T) {
 	}
 	if err := s.stop(); err != nil {
 		t.Errorf("serve did not stop cleanly: %v", err)
+	}
+}
+
+func TestServeBrandFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--ct-poll", "0s"}, nil, "--ct-poll must be positive"},
+		{nil, map[string]string{"PERISCOPE_BRAND_POLL": "soon"}, "PERISCOPE_BRAND_POLL must be a positive duration"},
+		{[]string{"--brand-dictionary", "/nonexistent/words"}, nil, "--brand-dictionary"},
+		{[]string{"--ct-logs", "ftp://log.example"}, nil, "--ct-logs"},
+	} {
+		var out, errb strings.Builder
+		args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database", filepath.Join(t.TempDir(), "db")}, c.args...)
+		err := run(context.Background(), args, func(k string) string { return c.env[k] }, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v %v: %v, want an error containing %q", c.args, c.env, err, c.want)
+		}
 	}
 }

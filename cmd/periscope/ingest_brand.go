@@ -34,22 +34,41 @@ type brandConfig struct {
 }
 
 // registerBrandFlags adds brand protection's flags, with environment
-// fallbacks, to serve's flag set.
-func registerBrandFlags(fs *flag.FlagSet, getenv config.Getenv) *brandConfig {
+// fallbacks, to serve's flag set. An environment value that is not a
+// positive duration is an error naming the variable.
+func registerBrandFlags(fs *flag.FlagSet, getenv config.Getenv) (*brandConfig, error) {
 	c := &brandConfig{}
 	env := func(name string) string { return getenv(name) }
+	var bad error
 	dur := func(name string, def time.Duration) time.Duration {
-		if d, err := time.ParseDuration(getenv(name)); err == nil && d > 0 {
-			return d
+		v := getenv(name)
+		if v == "" {
+			return def
 		}
-		return def
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			bad = fmt.Errorf("%s must be a positive duration such as 30s (got %q)", name, v)
+			return def
+		}
+		return d
 	}
 	fs.StringVar(&c.Dictionary, "brand-dictionary", env("PERISCOPE_BRAND_DICTIONARY"), "word list for the dictionary typosquatting fuzzer (env PERISCOPE_BRAND_DICTIONARY)")
 	fs.StringVar(&c.TLDs, "brand-tlds", env("PERISCOPE_BRAND_TLDS"), "suffix list for the tld-swap typosquatting fuzzer (env PERISCOPE_BRAND_TLDS)")
 	fs.StringVar(&c.CTLogs, "ct-logs", env("PERISCOPE_CT_LOGS"), "comma-separated Certificate Transparency log URLs to follow (env PERISCOPE_CT_LOGS)")
 	fs.DurationVar(&c.CTPoll, "ct-poll", dur("PERISCOPE_CT_POLL", time.Minute), "wait between tree-head polls of a caught-up CT log (env PERISCOPE_CT_POLL)")
 	fs.DurationVar(&c.Poll, "brand-poll", dur("PERISCOPE_BRAND_POLL", 30*time.Second), "how often the brand monitor re-reads organizations' domains (env PERISCOPE_BRAND_POLL)")
-	return c
+	return c, bad
+}
+
+// validate checks the parsed flags.
+func (c *brandConfig) validate() error {
+	if c.CTPoll <= 0 {
+		return fmt.Errorf("--ct-poll must be positive (got %s)", c.CTPoll)
+	}
+	if c.Poll <= 0 {
+		return fmt.Errorf("--brand-poll must be positive (got %s)", c.Poll)
+	}
+	return nil
 }
 
 // brandOptions reads the word lists of c.

@@ -39,7 +39,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err := cfg.RegisterServe(fs, e.getenv); err != nil {
 		return err
 	}
-	brandCfg := registerBrandFlags(fs, e.getenv)
+	brandCfg, err := registerBrandFlags(fs, e.getenv)
+	if err != nil {
+		return err
+	}
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {

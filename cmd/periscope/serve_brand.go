@@ -13,6 +13,9 @@ import (
 // searches, nudged by the API when organizations' domains change, and run
 // as a worker) and one worker per configured CT log.
 func setupBrand(svc *services) error {
+	if err := svc.brand.validate(); err != nil {
+		return err
+	}
 	mon, err := newMonitor(svc.brand, svc.store, svc.log)
 	if err != nil {
 		return fmt.Errorf("brand protection: %w", err)
