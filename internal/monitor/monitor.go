@@ -156,8 +156,8 @@ func (m *Monitor) Monitored(base string) bool {
 	return st != nil && len(st.bases[base]) > 0
 }
 
-// ReconcileStats reports what a Reconcile changed.
-type ReconcileStats struct {
+// reconcileStats reports what a reconcile changed, for the log.
+type reconcileStats struct {
 	Added, Removed int // brands
 	Backfilled     int // organization domains whose stored data was matched
 	Findings       int // findings stored by backfills
@@ -175,10 +175,10 @@ func (m *Monitor) Reconcile(ctx context.Context) error {
 	return err
 }
 
-func (m *Monitor) reconcile(ctx context.Context) (ReconcileStats, error) {
+func (m *Monitor) reconcile(ctx context.Context) (reconcileStats, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var rs ReconcileStats
+	var rs reconcileStats
 	assets, err := m.store.AllAssets(ctx, periscope.AssetDomain)
 	if err != nil {
 		return rs, err
@@ -273,7 +273,7 @@ func (m *Monitor) buildSkippingBad(prev *state, drop []string, add []brand.Brand
 
 // backfill matches stored data against organization domains not matched
 // before, and forgets removed ones.
-func (m *Monitor) backfill(ctx context.Context, st *state, rs *ReconcileStats) error {
+func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) error {
 	done, err := m.store.MonitoredPairs(ctx)
 	if err != nil {
 		return err
