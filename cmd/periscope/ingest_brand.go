@@ -125,17 +125,18 @@ func addBrandIngesters(m map[string]ingester) {
 // brandRun is one brand ingest: the sink that stores and matches, with its
 // running totals.
 type brandRun struct {
-	mon   *monitor.Monitor
-	st    *store.Store
-	prog  *hostProgress
-	start time.Time
-	sum   hostingest.Summary // certificates (names for zone and domain-only streams)
-	hosts store.HostStats
-	links int
-	match monitor.Result
-	certs []store.SeenCert
-	names []monitor.Observation
-	skips []string // text skipped between certificates, with where and why
+	mon     *monitor.Monitor
+	st      *store.Store
+	prog    *hostProgress
+	start   time.Time
+	sum     hostingest.Summary // certificates (names for zone and domain-only streams)
+	hosts   store.HostStats
+	links   int
+	match   monitor.Result
+	certs   []store.SeenCert
+	names   []monitor.Observation
+	hostObs []host.Host // names of domains-only certstream messages
+	skips   []string    // text skipped between certificates, with where and why
 	// onReject, when set, is told every rejected input (serve logs them).
 	onReject func(reason string)
 }
@@ -227,6 +228,21 @@ func (b *brandRun) flush(ctx context.Context) error {
 		b.links += res.Links
 		b.match.Add(res.Match)
 	}
+	if len(b.hostObs) > 0 {
+		st, err := b.st.UpsertHosts(ctx, b.hostObs)
+		if err != nil {
+			return err
+		}
+		b.hostObs = b.hostObs[:0]
+		names := st.Names
+		st.Names, st.Rejects = nil, nil
+		b.hosts.Add(st)
+		res, err := b.mon.ObserveNames(ctx, names)
+		if err != nil {
+			return err
+		}
+		b.match.Add(res)
+	}
 	if len(b.names) > 0 {
 		res, err := b.mon.Observe(ctx, b.names)
 		if err != nil {
@@ -315,25 +331,18 @@ func ingestCertstream(ctx context.Context, b *brandRun, src string) error {
 		if u.Cert != nil {
 			return b.addCert(ctx, store.SeenCert{Cert: *u.Cert, Seen: seen, Source: u.SourceName})
 		}
-		// A domains-only message: the names enter the host index and are
-		// matched.
+		// A domains-only message: no certificate to store, but its names
+		// enter the host index and are matched.
 		b.sum.Read++
-		b.sum.Skipped++ // no certificate to store; its names are
-		var hs []host.Host
+		b.sum.Skipped++
 		for _, d := range u.Domains {
 			d, _ := cert.WildcardBase(d)
-			hs = append(hs, host.Host{Host: d, FirstSeen: seen, LastSeen: seen})
+			b.hostObs = append(b.hostObs, host.Host{Host: d, FirstSeen: seen, LastSeen: seen})
 		}
-		st, err := b.st.UpsertHosts(ctx, hs)
-		if err != nil {
-			return err
+		if len(b.hostObs) >= brandBatch*4 {
+			return b.flush(ctx)
 		}
-		st.Rejects = nil
-		b.hosts.Add(st)
-		res, err := b.mon.ObserveNames(ctx, st.Names)
-		b.match.Add(res)
-		b.hosts.Names = nil
-		return err
+		return nil
 	}, b.certReject)
 }
 
