@@ -99,7 +99,11 @@ func (s *Store) UpsertCertificates(ctx context.Context, batch []SeenCert) (CertS
 					hosts = hosts[:maxCertNames]
 				}
 				for _, h := range hosts {
-					names = append(names, host.ReverseKey(h), id)
+					// Only valid host names are indexed (a lenient parse can
+					// yield any bytes); the summary keeps them all.
+					if n, err := host.Normalize(h); err == nil && !n.IP {
+						names = append(names, host.ReverseKey(n.Host), id)
+					}
 				}
 			case seen > k.last:
 				if _, err := tx.Exec(ctx, `UPDATE certificates SET last_seen = ? WHERE id = ? AND last_seen < ?`, seen, k.id, seen); err != nil {

@@ -34,7 +34,7 @@ func TestUpsertCertificates(t *testing.T) {
 		o := brandOrg(t, s)
 		// Hostile but real-world text: NUL bytes and invalid UTF-8 in names.
 		c := cert.Certificate{SHA256: "aa", SHA1: "bb", SubjectCN: "evil\x00.example", IssuerOrg: "bad \xff utf8",
-			Serial: "-01", DNSNames: []string{"a.example.com", "*.example.com", "b.example.org"},
+			Serial: "-01", DNSNames: []string{"a.example.com", "*.example.com", "b.example.org", "bad\x00name.example.com", "192.0.2.9"},
 			IPAddresses: []netip.Addr{netip.MustParseAddr("192.0.2.1")},
 			NotBefore:   time.Unix(1700000000, 0), NotAfter: time.Unix(1900000000, 0)}
 		st, err := s.UpsertCertificates(ctx, []store.SeenCert{{Cert: c, Seen: 100}, {Cert: c, Seen: 200}})
