@@ -18,6 +18,7 @@ func benchCommands() map[string]func(ctx context.Context, e env, args []string) 
 	m["gen-hosts"] = benchGenHosts
 	m["search"] = benchSearch
 	// <bench:brand>
+	m["brand"] = benchBrand
 	return m
 }
 

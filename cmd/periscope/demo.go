@@ -134,6 +134,9 @@ func loadCapabilityDemos(ctx context.Context, svc *services, accounts demoAccoun
 		svc.log.Info("demo hosts loaded", "read", sum.Read, "inserted", sum.Inserted, "updated", sum.Updated, "unchanged", sum.Unchanged, "rejected", sum.Rejected)
 	}
 	// <demo:brand>
+	if err := loadBrandDemo(ctx, svc, accounts); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -150,6 +153,11 @@ func demoCurls(base, free, ent, oem string) []string {
 		// <curl:vuln>
 		// <curl:hosts>
 		// <curl:brand>
+		c(ent, base+"/api/v1/enterprise/darkweb/typosquatting"),
+		c(ent, "'"+base+"/api/v1/enterprise/darkweb/potential-phishing?q=github&from=01/01/2020'"),
+		c(ent, base+"/api/v1/enterprise/certificates"),
+		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"github.com\"}' "+base+"/api/v1/oem/potential-phishing/search"),
+		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"paypal.com\"}' "+base+"/api/v1/oem/typosquatting/search"),
 	}
 	out = append(out, hostsCurls(base, free, oem)...)
 	return out

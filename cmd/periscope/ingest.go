@@ -22,6 +22,7 @@ func ingesters() map[string]ingester {
 	// <ingest:hosts>
 	addHostIngesters(m)
 	// <ingest:brand>
+	addBrandIngesters(m)
 	return m
 }
 

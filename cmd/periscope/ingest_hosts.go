@@ -23,7 +23,7 @@ import (
 
 // newHostIngester builds the host ingest path shared by `ingest` and
 // `serve`: the enricher from the configuration (a missing MMDB file is an
-// error) and the store.
+// error) and the store. The caller sets the observer (the brand monitor).
 func newHostIngester(cfg *config.Config, st *store.Store) (*hostingest.Ingester, error) {
 	e, err := hostingest.NewEnricher(hostingest.Config{
 		GeoIPCity: cfg.GeoIPCity, GeoIPASN: cfg.GeoIPASN, CloudRanges: cfg.CloudRanges,
@@ -31,9 +31,7 @@ func newHostIngester(cfg *config.Config, st *store.Store) (*hostingest.Ingester,
 	if err != nil {
 		return nil, err
 	}
-	in := &hostingest.Ingester{Store: st, Enricher: e}
-	// <observe:brand>
-	return in, nil
+	return &hostingest.Ingester{Store: st, Enricher: e}, nil
 }
 
 // ingestHostsAs returns the ingester of one host-index input format.
@@ -44,6 +42,16 @@ func ingestHostsAs(f scan.Format) ingester {
 			return fmt.Errorf("ingest %s: %w", f, err)
 		}
 		defer in.Enricher.Close()
+		// <observe:brand>: every stored name is matched against the
+		// monitored brands.
+		mon, err := newMonitor(brandConfigFromEnv(e.getenv), st, nil)
+		if err != nil {
+			return fmt.Errorf("ingest %s: %w", f, err)
+		}
+		in.Observe = func(ctx context.Context, names []string) error {
+			_, err := mon.ObserveNames(ctx, names)
+			return err
+		}
 		return ingestHostSources(ctx, e, in, f, sources)
 	}
 }

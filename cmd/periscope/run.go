@@ -26,6 +26,7 @@ Usage:
   periscope ingest <kind> <file|dir|URL>...
   periscope bench <name> [flags]
   periscope export hosts [--domain example.com] [--out file]
+  periscope permute <domain> [--dictionary FILE] [--tld FILE]
   periscope version
 
 Run "periscope <command> -h" for the flags of a command.
@@ -63,6 +64,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdBench(ctx, e, rest)
 	case "export":
 		return cmdExport(ctx, e, rest)
+	case "permute":
+		return cmdPermute(ctx, e, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "periscope", version)
 		return nil

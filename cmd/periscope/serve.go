@@ -32,6 +32,7 @@ type services struct {
 	workers []worker
 	hosts   *hostingest.Ingester // the host ingest path, with its enricher
 	closers []func() error       // run when serve returns
+	brand   *brandConfig
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -39,6 +40,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "serve")
 	cfg.Register(fs, e.getenv)
 	if err := cfg.RegisterServe(fs, e.getenv); err != nil {
+		return err
+	}
+	brandCfg, err := registerBrandFlags(fs, e.getenv)
+	if err != nil {
 		return err
 	}
 	if pos, err := parse(fs, args); err != nil {
@@ -57,7 +62,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 
 	deps := api.Deps{Store: st, Log: log}
-	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps}
+	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg}
 	defer func() {
 		for _, c := range svc.closers {
 			c()
@@ -135,5 +140,8 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 		return err
 	}
 	// <setup:brand>
+	if err := setupBrand(svc); err != nil {
+		return err
+	}
 	return nil
 }

@@ -92,6 +92,7 @@ func (s *Server) handleDeleteOrganization(w http.ResponseWriter, r *http.Request
 	if err := s.store.DeleteOrganization(r.Context(), principalOf(r).Account.ID, r.PathValue("org_id")); err != nil {
 		return err
 	}
+	s.assetsChanged()
 	writeJSON(w, http.StatusOK, map[string]string{"status": "success"})
 	return nil
 }
@@ -139,6 +140,9 @@ func (s *Server) addAsset(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
+		if created {
+			s.assetsChanged()
+		}
 		status := http.StatusOK
 		if created {
 			status = http.StatusCreated
@@ -157,7 +161,15 @@ func (s *Server) removeAsset(kind string) handlerFunc {
 		if err := s.store.RemoveAsset(r.Context(), a); err != nil {
 			return err
 		}
+		s.assetsChanged()
 		writeJSON(w, http.StatusOK, assetResponse{Status: "success", Asset: a.Value, Type: kind})
 		return nil
+	}
+}
+
+// assetsChanged tells the collaborators watching organizations' assets.
+func (s *Server) assetsChanged() {
+	if s.changed != nil {
+		s.changed()
 	}
 }

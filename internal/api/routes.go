@@ -37,4 +37,9 @@ func (s *Server) registerRoutes() {
 	s.handle("POST /api/v1/oem/attack-surface/search", oemCharged, s.handleAttackSurfaceSearch)
 	s.handle("POST /api/v1/oem/attack-surface/host", oemCharged, s.handleAttackSurfaceHost)
 	// <routes:brand>
+	s.handle("GET /api/v1/enterprise/darkweb/potential-phishing", enterprise, s.findingsListing(kindPhishing, phishingPageSize))
+	s.handle("GET /api/v1/enterprise/darkweb/typosquatting", enterprise, s.findingsListing(kindTypo, typoPageSize))
+	s.handle("GET /api/v1/enterprise/certificates", enterprise, s.handleCertificates)
+	s.handle("POST /api/v1/oem/potential-phishing/search", oemCharged, s.brandSearch(kindPhishing, "potential_phishing_domains"))
+	s.handle("POST /api/v1/oem/typosquatting/search", oemCharged, s.brandSearch(kindTypo, "typosquatting_domains"))
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/asset"
+	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/ratelimit"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -52,6 +53,14 @@ type Deps struct {
 	Now func() time.Time
 	// Ready, when set, adds checks to /readyz (e.g. feed sync status).
 	Ready []func(context.Context) error
+	// Brand is the brand-protection monitor behind the OEM phishing and
+	// typosquatting searches; nil means one without a worker (searches
+	// are then computed on demand).
+	Brand *monitor.Monitor
+	// AssetsChanged, when set, is called after an organization's domains
+	// or IP ranges change or an organization is deleted (the brand
+	// monitor reconciles at once instead of at its next poll).
+	AssetsChanged func()
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -68,11 +77,17 @@ type Server struct {
 	ready    []func(context.Context) error
 	openapi  []byte
 	draining atomic.Bool
+	brand    *monitor.Monitor
+	changed  func()
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
-	s := &Server{cfg: cfg, store: d.Store, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, store: d.Store, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
+		brand: d.Brand, changed: d.AssetsChanged}
+	if s.brand == nil {
+		s.brand = monitor.New(d.Store, monitor.Options{})
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -65,7 +65,7 @@ func (m *Matcher) Match(name string) ([]Match, error) {
 			out = append(out, Match{
 				Brand: b.domain, Domain: ascii, Kind: TypoSquatting, Fuzzer: f,
 				Score:  typoScore(f),
-				Reason: fmt.Sprintf("%s is a %s typosquatting candidate of %s", key, f, b.domain),
+				Reason: fmt.Sprintf("%s is a typosquatting candidate of %s (%s)", key, b.domain, f),
 			})
 		})
 		if key == reg {

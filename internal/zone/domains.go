@@ -3,6 +3,7 @@ package zone
 import (
 	"errors"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -63,4 +64,66 @@ func below(name, apex string, hasApex bool) bool {
 		return false
 	}
 	return apex == "" || strings.HasSuffix(name, "."+apex)
+}
+
+// Delegations is RegisteredDomains with each domain's name servers: emit is
+// called once per run of consecutive NS records of a domain strictly below
+// the apex, with the servers of that run (absolute, lower case, without the
+// trailing dot), when the run ends: at the next NS record of another owner
+// or at the end of the input. Only the pending run is held in memory.
+func Delegations(r io.Reader, opts Options, emit func(domain string, ns []string) error, reject func(*ParseError)) error {
+	z, err := NewReader(r, opts)
+	if err != nil {
+		return err
+	}
+	apex, hasApex := z.Origin()
+	owner := ""
+	var ns []string
+	flush := func() error {
+		if owner == "" {
+			return nil
+		}
+		err := emit(owner, ns)
+		owner, ns = "", nil
+		return err
+	}
+	for {
+		rec, err := z.Next()
+		if err == io.EOF {
+			return flush()
+		}
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			reject(pe)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !hasApex {
+			switch rec.Type {
+			case "SOA":
+				apex, hasApex = rec.Name, true
+			default:
+				if o, ok := z.Origin(); ok {
+					apex, hasApex = o, true
+				}
+			}
+			if apex == "." {
+				apex = ""
+			}
+		}
+		if rec.Type != "NS" || !below(rec.Name, apex, hasApex) {
+			continue
+		}
+		if rec.Name != owner {
+			if err := flush(); err != nil {
+				return err
+			}
+			owner = rec.Name
+		}
+		if len(rec.RData) > 0 && !slices.Contains(ns, rec.RData[0]) {
+			ns = append(ns, rec.RData[0])
+		}
+	}
 }

@@ -267,3 +267,31 @@ func BenchmarkRegisteredDomains(b *testing.B) {
 	}
 	b.ReportMetric(float64(3*domains*b.N)/b.Elapsed().Seconds(), "records/s")
 }
+
+func TestDelegations(t *testing.T) {
+	data, err := os.ReadFile("testdata/tld.zone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = Delegations(bytes.NewReader(gzipped(t, data)), Options{}, func(d string, ns []string) error {
+		got = append(got, d+" "+strings.Join(ns, ","))
+		return nil
+	}, func(pe *ParseError) { t.Errorf("parse error: %v", pe) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"alpha.test ns1.alpha.test,ns2.alpha.test",
+		"bravo.test ns1.dns.example,ns2.dns.example",
+		"xn--bcher-kva.test ns1.dns.example",
+		"charlie.test ns1.dns.example",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("delegations (-want +got):\n%s", diff)
+	}
+	stop := errors.New("stop")
+	if err := Delegations(bytes.NewReader(data), Options{}, func(string, []string) error { return stop }, func(*ParseError) {}); err != stop {
+		t.Errorf("emit error = %v, want stop", err)
+	}
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/periscope-oss/periscope/internal/typo"
+)
+
+// cmdPermute prints the typosquatting candidates of a domain as CSV
+// ("fuzzer,domain", the columns of dnstwist's CSV output), so analysts can
+// use the engine on its own.
+func cmdPermute(_ context.Context, e env, args []string) error {
+	fs := newFlags(e, "permute")
+	dict := fs.String("dictionary", "", "word list for the dictionary fuzzer (one word a line)")
+	tlds := fs.String("tld", "", "suffix list for the tld-swap fuzzer (one suffix a line)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errors.New("permute: usage: periscope permute <domain> [--dictionary FILE] [--tld FILE]")
+	}
+	var opts typo.Options
+	if opts.Dictionary, err = readWordList(*dict, "dictionary"); err != nil {
+		return err
+	}
+	if opts.TLDs, err = readWordList(*tlds, "tld"); err != nil {
+		return err
+	}
+	cands, err := typo.Generate(pos[0], opts)
+	if err != nil {
+		return fmt.Errorf("permute: %w", err)
+	}
+	w := bufio.NewWriter(e.stdout)
+	if err := typo.WriteCSV(w, cands); err != nil {
+		return fmt.Errorf("permute: %w", err)
+	}
+	return w.Flush()
+}
+
+func readWordList(path, flagName string) ([]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("permute: --%s: %w", flagName, err)
+	}
+	defer f.Close()
+	words, err := typo.ReadWordList(f)
+	if err != nil {
+		return nil, fmt.Errorf("permute: --%s %s: %w", flagName, path, err)
+	}
+	return words, nil
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/ct"
+)
+
+// setupBrand adds brand protection to serve: the monitor (behind the OEM
+// searches, nudged by the API when organizations' domains change, and run
+// as a worker) and one worker per configured CT log.
+func setupBrand(svc *services) error {
+	if err := svc.brand.validate(); err != nil {
+		return err
+	}
+	mon, err := newMonitor(svc.brand, svc.store, svc.log)
+	if err != nil {
+		return fmt.Errorf("brand protection: %w", err)
+	}
+	svc.deps.Brand = mon
+	svc.deps.AssetsChanged = mon.Notify
+	if svc.hosts != nil {
+		// Hosts stored by serve (the demo) are matched like ingested ones.
+		svc.hosts.Observe = func(ctx context.Context, names []string) error {
+			_, err := mon.ObserveNames(ctx, names)
+			return err
+		}
+	}
+	svc.workers = append(svc.workers, worker{name: "brand-monitor", run: mon.Run})
+	for _, u := range ctLogs(svc.brand.CTLogs) {
+		c, err := ct.NewClient(u, ct.Options{})
+		if err != nil {
+			return fmt.Errorf("--ct-logs: %w", err)
+		}
+		f := &ct.Follower{Client: c, Poll: svc.brand.CTPoll}
+		b := newBrandRun(mon, svc.store, io.Discard)
+		b.onReject = func(reason string) { svc.log.Warn("ct entry skipped", "log", c.URL(), "reason", reason) }
+		svc.workers = append(svc.workers, worker{name: "ct " + c.URL(), run: func(ctx context.Context) error {
+			// The follower retries the log's transient errors itself; when
+			// it gives up, wait a poll interval and resume from the
+			// checkpoint, until serve stops.
+			for {
+				err := followCT(ctx, b, f)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				svc.log.Error("ct log follower stopped; resuming from its checkpoint", "log", c.URL(), "err", err)
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(svc.brand.CTPoll):
+				}
+			}
+		}})
+	}
+	return nil
+}

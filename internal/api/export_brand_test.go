@@ -1,0 +1,4 @@
+package api
+
+// ListingDate exposes listingDate to the fuzz target.
+var ListingDate = listingDate

@@ -1,0 +1,527 @@
+// Package monitor is brand protection's continuous matching: it keeps one
+// brand.Matcher for every domain of every organization (rebuilt
+// incrementally when organizations gain or lose domains), matches each
+// incoming name (certificate SAN names, zone-file domains, host observations)
+// against all of them at once, and stores typosquatting and
+// potential-phishing findings and certificate links per organization.
+//
+// The monitor reconciles with the org_assets table rather than relying on
+// events alone: the API nudges it when a domain is added or removed (so the
+// change applies within moments), and it also polls, so changes made by
+// another process (the CLI, another replica) are picked up too and a missed
+// nudge is never lost. Findings of a deleted organization go with it through
+// the schema's ON DELETE CASCADE.
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/publicsuffix"
+
+	"github.com/periscope-oss/periscope/internal/brand"
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// Options configure a Monitor.
+type Options struct {
+	// Brand tunes matching (dictionary and suffix list of the typosquatting
+	// fuzzers, phishing keywords).
+	Brand brand.Options
+	// Poll is how often Run reconciles with the organizations' domains when
+	// not nudged (default 30s).
+	Poll time.Duration
+	// Log receives reconcile errors and progress; nil discards.
+	Log *slog.Logger
+}
+
+// Monitor matches observations against every organization's domains. It is
+// safe for concurrent use.
+type Monitor struct {
+	store *store.Store
+	opts  Options
+	log   *slog.Logger
+	state atomic.Pointer[state]
+	mu    sync.Mutex // serialises Reconcile
+	nudge chan struct{}
+}
+
+// assetRef is one domain of one organization.
+type assetRef struct {
+	OrgID, AccountID, Domain string
+}
+
+// state is an immutable snapshot: replaced whole by Reconcile.
+type state struct {
+	matcher *brand.Matcher
+	// bases maps a monitored registrable domain to the organizations'
+	// domains under it.
+	bases map[string][]assetRef
+	// domains maps each organization domain to its references, for
+	// linking certificates by suffix.
+	domains map[string][]assetRef
+	// defs holds each brand's definition, to detect changes.
+	defs map[string]brand.Brand
+	// owned holds each account's domains: a name equal to or below one of
+	// them is the account's own, never a finding for it. (Kept out of the
+	// brand definitions so adding a domain to an account with many never
+	// rebuilds the candidates of the others.)
+	owned map[string]map[string]bool
+}
+
+// ownedBy reports whether name is one of domains or below one.
+func ownedBy(domains map[string]bool, name string) bool {
+	for d := name; d != ""; {
+		if domains[d] {
+			return true
+		}
+		i := strings.IndexByte(d, '.')
+		if i < 0 {
+			return false
+		}
+		d = d[i+1:]
+	}
+	return false
+}
+
+// New returns a Monitor on the store. Nothing is matched until the first
+// Reconcile (Run and the Observe methods do one when needed).
+func New(st *store.Store, opts Options) *Monitor {
+	if opts.Poll <= 0 {
+		opts.Poll = 30 * time.Second
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Monitor{store: st, opts: opts, log: log, nudge: make(chan struct{}, 1)}
+}
+
+// Notify asks Run to reconcile now (the API calls it when an organization's
+// domains change). It never blocks.
+func (m *Monitor) Notify() {
+	select {
+	case m.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// Run reconciles at start, when notified and every Poll, until ctx is done.
+// Errors are logged and retried at the next turn: the monitor keeps running.
+func (m *Monitor) Run(ctx context.Context) error {
+	t := time.NewTicker(m.opts.Poll)
+	defer t.Stop()
+	for {
+		if err := m.Reconcile(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			m.log.Error("brand monitor: reconcile", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		case <-m.nudge:
+		}
+	}
+}
+
+// Brands returns the monitored registrable domains, sorted.
+func (m *Monitor) Brands() []string {
+	st := m.state.Load()
+	if st == nil {
+		return []string{}
+	}
+	out := make([]string, 0, len(st.bases))
+	for b := range st.bases {
+		out = append(out, b)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Monitored reports whether base is a monitored registrable domain.
+func (m *Monitor) Monitored(base string) bool {
+	st := m.state.Load()
+	return st != nil && len(st.bases[base]) > 0
+}
+
+// reconcileStats reports what a reconcile changed, for the log.
+type reconcileStats struct {
+	Added, Removed int // brands
+	Backfilled     int // organization domains whose stored data was matched
+	Findings       int // findings stored by backfills
+	Certificates   int // certificate links made by backfills
+}
+
+// Reconcile brings the matcher in line with the organizations' domains:
+// brands of removed domains stop matching, brands of new domains get their
+// candidates computed (only theirs; the rest of the matcher is shared), and
+// each organization domain seen for the first time is backfilled: stored
+// certificates covering it are linked and the indexed host names are matched
+// against its brand.
+func (m *Monitor) Reconcile(ctx context.Context) error {
+	_, err := m.reconcile(ctx)
+	return err
+}
+
+func (m *Monitor) reconcile(ctx context.Context) (reconcileStats, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var rs reconcileStats
+	assets, err := m.store.AllAssets(ctx, periscope.AssetDomain)
+	if err != nil {
+		return rs, err
+	}
+	next := &state{bases: map[string][]assetRef{}, domains: map[string][]assetRef{}, defs: map[string]brand.Brand{},
+		owned: map[string]map[string]bool{}}
+	for _, a := range assets {
+		base, err := publicsuffix.EffectiveTLDPlusOne(a.Value)
+		if err != nil {
+			m.log.Warn("brand monitor: skipping a domain without a registrable part", "domain", a.Value, "err", err)
+			continue
+		}
+		ref := assetRef{OrgID: a.OrganizationID, AccountID: a.AccountID, Domain: a.Value}
+		next.bases[base] = append(next.bases[base], ref)
+		next.domains[a.Value] = append(next.domains[a.Value], ref)
+		if next.owned[a.AccountID] == nil {
+			next.owned[a.AccountID] = map[string]bool{}
+		}
+		next.owned[a.AccountID][a.Value] = true
+		next.defs[base] = brand.Brand{Domain: base}
+	}
+
+	prev := m.state.Load()
+	var add []brand.Brand
+	var drop []string
+	if prev == nil {
+		for _, b := range next.defs {
+			add = append(add, b)
+		}
+	} else {
+		for base := range prev.defs {
+			if _, ok := next.defs[base]; !ok {
+				drop = append(drop, base)
+			}
+		}
+		for base, nw := range next.defs {
+			if _, ok := prev.defs[base]; !ok {
+				add = append(add, nw)
+			}
+		}
+	}
+	slices.SortFunc(add, func(a, b brand.Brand) int { return strings.Compare(a.Domain, b.Domain) })
+	switch {
+	case prev == nil:
+		next.matcher, err = brand.New(add, m.opts.Brand)
+	case len(add) == 0 && len(drop) == 0:
+		next.matcher = prev.matcher
+	default:
+		next.matcher, err = prev.matcher.Without(drop...).With(add...)
+	}
+	if err != nil {
+		// One bad brand must not stop the others: build without it.
+		next.matcher, err = m.buildSkippingBad(prev, drop, add)
+		if err != nil {
+			return rs, err
+		}
+	}
+	m.state.Store(next)
+	rs.Added, rs.Removed = len(add), len(drop)
+	if prev != nil && (len(add) > 0 || len(drop) > 0) {
+		m.log.Info("brand monitor: brands changed", "added", len(add), "removed", len(drop), "monitored", len(next.defs))
+	}
+	if err := m.backfill(ctx, next, &rs); err != nil {
+		return rs, err
+	}
+	return rs, nil
+}
+
+// buildSkippingBad adds brands one at a time, logging and skipping those
+// the matcher refuses.
+func (m *Monitor) buildSkippingBad(prev *state, drop []string, add []brand.Brand) (*brand.Matcher, error) {
+	var mt *brand.Matcher
+	var err error
+	if prev == nil {
+		mt, err = brand.New(nil, m.opts.Brand)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		mt = prev.matcher.Without(drop...)
+	}
+	for _, b := range add {
+		n, err := mt.With(b)
+		if err != nil {
+			m.log.Warn("brand monitor: cannot monitor domain", "domain", b.Domain, "err", err)
+			continue
+		}
+		mt = n
+	}
+	return mt, nil
+}
+
+// backfill matches stored data against organization domains not matched
+// before, and forgets removed ones.
+func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) error {
+	done, err := m.store.MonitoredPairs(ctx)
+	if err != nil {
+		return err
+	}
+	current := map[string]bool{}
+	var todo []assetRef
+	for _, refs := range st.domains {
+		for _, r := range refs {
+			k := r.OrgID + "|" + r.Domain
+			current[k] = true
+			if !done[k] {
+				todo = append(todo, r)
+			}
+		}
+	}
+	for k := range done {
+		if !current[k] {
+			org, domain, _ := strings.Cut(k, "|")
+			if err := m.store.SetMonitored(ctx, org, domain, false); err != nil {
+				return err
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	slices.SortFunc(todo, func(a, b assetRef) int { return strings.Compare(a.OrgID+a.Domain, b.OrgID+b.Domain) })
+	// One matcher holding only the new domains' brands, one walk of the
+	// host index for all of them.
+	var brands []brand.Brand
+	want := map[string][]assetRef{}
+	for _, r := range todo {
+		base, _ := publicsuffix.EffectiveTLDPlusOne(r.Domain)
+		if _, ok := want[base]; !ok {
+			if def, ok := st.defs[base]; ok {
+				brands = append(brands, def)
+			}
+		}
+		want[base] = append(want[base], r)
+	}
+	mt, err := brand.New(brands, m.opts.Brand)
+	if err != nil {
+		mt, err = m.buildSkippingBad(nil, nil, brands)
+		if err != nil {
+			return err
+		}
+	}
+	// Link the stored certificates first: the names they share with the
+	// organization's domains are the organization's, never findings.
+	exclude := map[string]map[string]bool{}
+	for _, r := range todo {
+		n, err := m.store.LinkCertificatesUnder(ctx, r.OrgID, r.AccountID, r.Domain)
+		if err != nil {
+			return err
+		}
+		rs.Certificates += n
+		names, err := m.store.OrgCertificateNames(ctx, r.OrgID)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if exclude[n] == nil {
+				exclude[n] = map[string]bool{}
+			}
+			exclude[n][r.OrgID] = true
+		}
+	}
+	sub := &state{matcher: mt, bases: want, owned: st.owned}
+	var after int64
+	for {
+		names, last, err := m.store.HostNamesAfter(ctx, after, 5000)
+		if err != nil {
+			return err
+		}
+		if len(names) == 0 {
+			break
+		}
+		after = last
+		res, err := m.match(ctx, sub, names, nil, exclude)
+		if err != nil {
+			return err
+		}
+		rs.Findings += res.Inserted
+	}
+	for _, r := range todo {
+		if err := m.store.SetMonitored(ctx, r.OrgID, r.Domain, true); err != nil {
+			return err
+		}
+		rs.Backfilled++
+	}
+	m.log.Info("brand monitor: backfilled new domains", "domains", len(todo), "findings", rs.Findings, "certificates", rs.Certificates)
+	return nil
+}
+
+// ensure reconciles once when the monitor has no state yet.
+func (m *Monitor) ensure(ctx context.Context) (*state, error) {
+	if st := m.state.Load(); st != nil {
+		return st, nil
+	}
+	if err := m.Reconcile(ctx); err != nil {
+		return nil, err
+	}
+	return m.state.Load(), nil
+}
+
+// Observation is one observed name with the DNS answers seen with it, if any.
+type Observation struct {
+	Name string
+	DNS  host.DNS
+	Seen int64 // epoch seconds; 0 means now
+}
+
+// Result reports what matching a batch of names did.
+type Result struct {
+	Matched   int // names that matched at least one brand
+	Inserted  int // new findings
+	Updated   int // findings seen again with something new
+	Unchanged int
+	Invalid   int // names the matcher refused
+}
+
+// Add adds o's counts to r.
+func (r *Result) Add(o Result) {
+	r.Matched += o.Matched
+	r.Inserted += o.Inserted
+	r.Updated += o.Updated
+	r.Unchanged += o.Unchanged
+	r.Invalid += o.Invalid
+}
+
+// ObserveNames matches names (host observations: their DNS answers are read
+// from the host index for the names that match) against every brand.
+func (m *Monitor) ObserveNames(ctx context.Context, names []string) (Result, error) {
+	st, err := m.ensure(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	return m.match(ctx, st, names, nil, nil)
+}
+
+// Observe matches observations that carry their own DNS answers (zone
+// files, certificate names) against every brand.
+func (m *Monitor) Observe(ctx context.Context, obs []Observation) (Result, error) {
+	st, err := m.ensure(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	names := make([]string, len(obs))
+	dns := make(map[string]Observation, len(obs))
+	for i, o := range obs {
+		names[i] = o.Name
+		dns[o.Name] = o
+	}
+	return m.match(ctx, st, names, dns, nil)
+}
+
+// match classifies names with st's matcher and stores the findings for
+// every organization monitoring the matched brands. When given, obs
+// supplies DNS answers and times; otherwise they come from the host index.
+// exclude lists, per name, organizations the name is known to belong to.
+func (m *Monitor) match(ctx context.Context, st *state, names []string, obs map[string]Observation, exclude map[string]map[string]bool) (Result, error) {
+	var res Result
+	if st == nil || st.matcher == nil || len(st.bases) == 0 {
+		return res, nil
+	}
+	type hit struct {
+		name string
+		m    brand.Match
+	}
+	var hits []hit
+	var lookup []string
+	for _, n := range names {
+		ms, err := st.matcher.Match(n)
+		if err != nil {
+			if errors.Is(err, brand.ErrName) {
+				res.Invalid++
+				continue
+			}
+			return res, fmt.Errorf("match %q: %w", n, err)
+		}
+		if len(ms) == 0 {
+			continue
+		}
+		res.Matched++
+		for _, mm := range ms {
+			hits = append(hits, hit{n, mm})
+		}
+		if _, ok := obs[n]; !ok {
+			lookup = append(lookup, ms[0].Domain)
+		}
+	}
+	if len(hits) == 0 {
+		return res, nil
+	}
+	known, err := m.store.HostsNamed(ctx, lookup)
+	if err != nil {
+		return res, err
+	}
+	var fs []store.Finding
+	for _, h := range hits {
+		var dns host.DNS
+		var seen int64
+		if o, ok := obs[h.name]; ok {
+			dns, seen = o.DNS, o.Seen
+		} else if kh, ok := known[h.m.Domain]; ok {
+			dns, seen = kh.DNS, kh.LastSeen
+		}
+		for _, r := range st.bases[h.m.Brand] {
+			if exclude[h.name][r.OrgID] || ownedBy(st.owned[r.AccountID], h.m.Domain) {
+				continue
+			}
+			fs = append(fs, store.Finding{
+				OrganizationID: r.OrgID, AccountID: r.AccountID, Kind: h.m.Kind, Domain: h.m.Domain,
+				BaseDomain: h.m.Brand, Fuzzer: h.m.Fuzzer, Score: h.m.Score, Reason: h.m.Reason, DNS: dns, LastSeen: seen,
+			})
+		}
+	}
+	fst, err := m.store.UpsertFindings(ctx, fs)
+	if err != nil {
+		return res, err
+	}
+	res.Inserted, res.Updated, res.Unchanged = fst.Inserted, fst.Updated, fst.Unchanged
+	return res, nil
+}
+
+// CertLinks returns the links of a stored certificate (by id) to every
+// organization with a domain covering one of its host names.
+func (m *Monitor) CertLinks(ctx context.Context, id int64, hosts []string, seen int64) ([]store.CertLink, error) {
+	st, err := m.ensure(ctx)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	seenOrg := map[string]bool{}
+	var out []store.CertLink
+	for _, h := range hosts {
+		for d := h; d != ""; {
+			for _, r := range st.domains[d] {
+				if !seenOrg[r.OrgID] {
+					seenOrg[r.OrgID] = true
+					out = append(out, store.CertLink{OrganizationID: r.OrgID, AccountID: r.AccountID, CertificateID: id, Domain: h, Seen: seen})
+				}
+			}
+			i := strings.IndexByte(d, '.')
+			if i < 0 {
+				break
+			}
+			d = d[i+1:]
+		}
+	}
+	return out, nil
+}

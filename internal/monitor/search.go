@@ -1,0 +1,121 @@
+package monitor
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/brand"
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/typo"
+)
+
+// maxScan bounds the host names an on-demand phishing search classifies.
+const maxScan = 100_000
+
+// BaseDomain validates the query of an OEM search: a registrable domain
+// (a name below one is reduced to it; a public suffix such as co.uk, an
+// invalid name or a label mixing scripts is an invalid_parameter error).
+func BaseDomain(query string) (string, error) {
+	q := strings.TrimSpace(query)
+	if q == "" {
+		return "", periscope.Errorf(periscope.EMissing, "query is required: a base domain such as example.com.")
+	}
+	n, err := typo.Parse(q)
+	if err != nil {
+		msg := err.Error()
+		switch {
+		case errors.Is(err, typo.ErrPublicSuffix):
+			msg = "it is a public suffix, not a registrable domain"
+		case errors.Is(err, typo.ErrMixedScript):
+			msg = "a label mixes scripts"
+		}
+		return "", periscope.Errorf(periscope.EInvalid, "query must be a base domain such as example.com (%q: %s).", clipQ(q), msg)
+	}
+	return n.Registrable(), nil
+}
+
+func clipQ(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// Search returns up to limit findings of one kind (brand.TypoSquatting or
+// brand.PotentialPhishing) for base, a registrable domain (see BaseDomain).
+// A monitored domain answers from its stored findings; any other is computed
+// on demand: its candidates are looked up in the host index (typosquatting)
+// or the index names holding its label are classified (phishing).
+func (m *Monitor) Search(ctx context.Context, base, kind string, limit int) ([]store.Finding, error) {
+	if _, err := m.ensure(ctx); err != nil {
+		return nil, err
+	}
+	if m.Monitored(base) {
+		return m.store.FindingsByBase(ctx, base, kind, limit)
+	}
+	mt, err := brand.New([]brand.Brand{{Domain: base}}, m.opts.Brand)
+	if err != nil {
+		return nil, periscope.Errorf(periscope.EInvalid, "query %q cannot be monitored: %v.", clipQ(base), err)
+	}
+	var names []string
+	if kind == brand.TypoSquatting {
+		cands, err := typo.Generate(base, m.opts.Brand.Typo)
+		if err != nil {
+			return nil, periscope.Errorf(periscope.EInvalid, "query %q: %v.", clipQ(base), err)
+		}
+		for _, c := range cands {
+			if c.Fuzzer != typo.Original {
+				names = append(names, c.Domain)
+			}
+		}
+	} else {
+		n, _ := typo.Parse(base)
+		label, _, _ := strings.Cut(n.Registrable(), ".")
+		if names, err = m.store.HostNamesContaining(ctx, label, maxScan); err != nil {
+			return nil, err
+		}
+	}
+	var hits []brand.Match
+	for _, n := range names {
+		ms, err := mt.Match(n)
+		if err != nil || len(ms) == 0 || ms[0].Kind != kind {
+			continue
+		}
+		hits = append(hits, ms[0])
+	}
+	lookup := make([]string, len(hits))
+	for i, h := range hits {
+		lookup[i] = h.Domain
+	}
+	known, err := m.store.HostsNamed(ctx, lookup)
+	if err != nil {
+		return nil, err
+	}
+	hits = slices.DeleteFunc(hits, func(h brand.Match) bool { _, ok := known[h.Domain]; return !ok })
+	slices.SortFunc(hits, func(a, b brand.Match) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Domain, b.Domain))
+	})
+	hits = hits[:min(len(hits), limit)]
+	out := []store.Finding{}
+	for _, h := range hits {
+		kh := known[h.Domain]
+		f := store.Finding{Kind: h.Kind, Domain: h.Domain, BaseDomain: base, Fuzzer: h.Fuzzer, Score: h.Score,
+			Reason: h.Reason, DNS: kh.DNS, DNSHistory: []store.DNSRecord{}, DateAdded: kh.FirstSeen, LastSeen: kh.LastSeen}
+		if !emptyDNS(kh.DNS) {
+			f.DNSHistory = append(f.DNSHistory, store.DNSRecord{
+				Date: time.Unix(kh.LastSeen, 0).UTC().Format("02-01-2006"), DNS: kh.DNS, Timestamp: kh.LastSeen})
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func emptyDNS(d host.DNS) bool {
+	return len(d.A)+len(d.AAAA)+len(d.CNAME)+len(d.MX)+len(d.NS)+len(d.PTR)+len(d.TXT) == 0
+}

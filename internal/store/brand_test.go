@@ -1,0 +1,114 @@
+package store_test
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/cert"
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
+)
+
+func brandOrg(t *testing.T, s *store.Store) periscope.Organization {
+	t.Helper()
+	ctx := context.Background()
+	a := periscope.Account{Company: "brand-" + time.Now().Format("150405.000000000"), Enterprise: true}
+	if err := s.CreateAccount(ctx, &a, &periscope.User{Email: a.Company + "@x.test"}); err != nil {
+		t.Fatal(err)
+	}
+	o := periscope.Organization{AccountID: a.ID, Name: "o"}
+	if err := s.CreateOrganization(ctx, &o); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestUpsertCertificates(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		s.Now = func() time.Time { return time.Unix(1800000000, 0) }
+		o := brandOrg(t, s)
+		// Hostile but real-world text: NUL bytes and invalid UTF-8 in names.
+		c := cert.Certificate{SHA256: "aa", SHA1: "bb", SubjectCN: "evil\x00.example", IssuerOrg: "bad \xff utf8",
+			Serial: "-01", DNSNames: []string{"a.example.com", "*.example.com", "b.example.org", "bad\x00name.example.com", "192.0.2.9"},
+			IPAddresses: []netip.Addr{netip.MustParseAddr("192.0.2.1")},
+			NotBefore:   time.Unix(1700000000, 0), NotAfter: time.Unix(1900000000, 0)}
+		st, err := s.UpsertCertificates(ctx, []store.SeenCert{{Cert: c, Seen: 100}, {Cert: c, Seen: 200}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Inserted != 1 || st.Unchanged != 1 || st.IDs["aa"] == 0 {
+			t.Fatalf("first batch %+v", st)
+		}
+		st, err = s.UpsertCertificates(ctx, []store.SeenCert{{Cert: c, Seen: 300}, {Cert: c, Seen: 50}})
+		if err != nil || st.Updated != 1 || st.Unchanged != 1 || st.Inserted != 0 {
+			t.Fatalf("second batch %+v %v", st, err)
+		}
+		if _, err := s.UpsertCertificates(ctx, []store.SeenCert{{Cert: cert.Certificate{}}}); err == nil {
+			t.Error("a certificate without fingerprint was accepted")
+		}
+		// Every name under example.com links, example.org does not.
+		n, err := s.LinkCertificatesUnder(ctx, o.ID, o.AccountID, "example.com")
+		if err != nil || n != 1 {
+			t.Fatalf("link under example.com: %d %v", n, err)
+		}
+		if n, _ := s.LinkCertificatesUnder(ctx, o.ID, o.AccountID, "example.com"); n != 0 {
+			t.Errorf("linking again made %d links", n)
+		}
+		if n, _ := s.LinkCertificatesUnder(ctx, o.ID, o.AccountID, "ample.com"); n != 0 {
+			t.Errorf("a name that only ends like the domain linked %d", n)
+		}
+		got, total, err := s.OrgCertificates(ctx, store.ListQuery{AccountID: o.AccountID, Q: "-01", Limit: 5})
+		if err != nil || total != 1 || got[0].SubjectCN != "evil.example" || got[0].LastSeen != 300 || got[0].IPAddresses[0] != "192.0.2.1" {
+			t.Fatalf("certificates %+v %d %v", got, total, err)
+		}
+		names, err := s.OrgCertificateNames(ctx, o.ID)
+		if err != nil || len(names) != 3 {
+			t.Errorf("names %v %v", names, err)
+		}
+	})
+}
+
+func TestUpsertFindings(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		s.Now = func() time.Time { return time.Unix(1800000000, 0) }
+		o := brandOrg(t, s)
+		f := store.Finding{OrganizationID: o.ID, AccountID: o.AccountID, Kind: "TypoSquatting", Domain: "exampel.com",
+			BaseDomain: "example.com", Fuzzer: "transposition", Score: 90, Reason: "r"}
+		a1, a2 := f, f
+		a1.DNS, a1.LastSeen = host.DNS{A: []string{"192.0.2.1"}}, 100
+		a2.LastSeen = 200 // seen again without DNS: keeps the answers
+		gone := f
+		gone.OrganizationID = "00000000-0000-4000-8000-000000000000"
+		st, err := s.UpsertFindings(ctx, []store.Finding{a1, a2, gone})
+		if err != nil || st.Inserted != 1 {
+			t.Fatalf("insert %+v %v", st, err)
+		}
+		b := f
+		b.DNS, b.LastSeen = host.DNS{A: []string{"192.0.2.2"}}, 300
+		if st, err := s.UpsertFindings(ctx, []store.Finding{b, b}); err != nil || st.Updated != 1 || st.Unchanged != 1 {
+			t.Fatalf("update %+v %v", st, err)
+		}
+		fs, total, err := s.Findings(ctx, store.ListQuery{AccountID: o.AccountID, Kind: "TypoSquatting", Limit: 10})
+		if err != nil || total != 1 {
+			t.Fatalf("list %d %v", total, err)
+		}
+		got := fs[0]
+		if got.DateAdded != 100 || got.LastSeen != 300 || len(got.DNSHistory) != 2 || got.DNSHistory[0].DNS.A[0] != "192.0.2.1" ||
+			got.DNS.A[0] != "192.0.2.2" || got.DNS.MX == nil {
+			t.Errorf("finding %+v", got)
+		}
+		// LIKE metacharacters in q are literal.
+		if _, n, _ := s.Findings(ctx, store.ListQuery{AccountID: o.AccountID, Kind: "TypoSquatting", Q: "exa_pel", Limit: 10}); n != 0 {
+			t.Errorf("q with _ matched %d", n)
+		}
+		if _, n, _ := s.Findings(ctx, store.ListQuery{AccountID: o.AccountID, Kind: "TypoSquatting", Q: "%", Limit: 10}); n != 0 {
+			t.Errorf("q with %% matched %d", n)
+		}
+	})
+}
