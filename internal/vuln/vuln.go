@@ -51,7 +51,7 @@ type Vulnerability struct {
 	References         []Reference `json:"references"`
 	// Advisories lists the ids of the package advisories that alias this
 	// CVE (GHSA, GO, PYSEC...), filled in by the store.
-	Advisories []string `json:"advisories"`
+	Advisories []string `json:"-"`
 
 	// CVSS v4.0 is kept for severity and later use; API.md §4.6 has no
 	// field for it yet, so it is not encoded.
@@ -65,7 +65,6 @@ func (v Vulnerability) MarshalJSON() ([]byte, error) {
 	p := plain(v)
 	p.CWEs = nonNil(p.CWEs)
 	p.CPEIDs = nonNil(p.CPEIDs)
-	p.Advisories = nonNil(p.Advisories)
 	refs := make([]Reference, len(p.References))
 	for i, r := range p.References {
 		r.Tags = nonNil(r.Tags)
