@@ -128,7 +128,7 @@ func toVulnRecords(vs []vuln.Vulnerability) []vulnRecord {
 			refs[j] = r
 		}
 		out[i] = vulnRecord{
-			CVEID: v.CVEID, Title: v.Title, Description: v.Description,
+			CVEID: v.CVEID, Title: vulnTitle(v), Description: v.Description,
 			PublishedDate: epoch(v.Published), LastModifiedDate: epoch(v.LastModified),
 			CVSSV3Score: v.CVSSV3Score, CVSSV3Vector: v.CVSSV3Vector, CVSSV2Score: v.CVSSV2Score, CVSSV2Vector: v.CVSSV2Vector,
 			Severity: v.Severity, CWEs: orEmpty(v.CWEs), CPEIDs: orEmpty(v.CPEIDs),
@@ -139,6 +139,22 @@ func toVulnRecords(vs []vuln.Vulnerability) []vulnRecord {
 		}
 	}
 	return out
+}
+
+// vulnTitle is the record's title: CISA's vulnerability name when it has
+// one, else the first sentence of the description, at most 120 characters.
+func vulnTitle(v vuln.Vulnerability) string {
+	if v.Title != "" {
+		return v.Title
+	}
+	d := strings.Join(strings.Fields(v.Description), " ")
+	if i := strings.Index(d, ". "); i > 0 {
+		d = d[:i+1]
+	}
+	if r := []rune(d); len(r) > 120 {
+		d = strings.TrimSpace(string(r[:119])) + "…"
+	}
+	return d
 }
 
 func toExploitRecords(xs []vuln.Exploit) []exploitRecord {

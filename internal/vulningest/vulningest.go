@@ -11,7 +11,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -233,4 +235,40 @@ func (in *Ingester) ingestOSVZip(ctx context.Context, name string, r io.Reader, 
 	b := newBatcher(ctx, in, &sum, progress, in.Store.UpsertAdvisories)
 	res, err := vuln.ReadOSVZipReader(f, n, name, func(a vuln.Advisory) error { return b.add(a) })
 	return in.finish(ctx, &sum, res, err, b.flush, start)
+}
+
+// sampleDirs maps each kind to its directory in vuln.Samples.
+var sampleDirs = map[string][]string{
+	NVD: {"testdata/nvd"}, KEV: {"testdata/kev"}, EPSS: {"testdata/epss"},
+	ExploitDB: {"testdata/exploitdb"}, OSV: {"testdata/osv/go", "testdata/osv/ghsa"},
+}
+
+// IngestSamples loads the recorded samples bundled in the binary
+// (vuln.Samples), every kind; loading them again changes nothing.
+func (in *Ingester) IngestSamples(ctx context.Context) (map[string]Summary, error) {
+	out := map[string]Summary{}
+	for _, kind := range Kinds {
+		var sum Summary
+		for _, dir := range sampleDirs[kind] {
+			entries, err := fs.ReadDir(vuln.Samples, dir)
+			if err != nil {
+				return out, fmt.Errorf("read samples: %w", err)
+			}
+			for _, e := range entries {
+				name := path.Join(dir, e.Name())
+				f, err := vuln.Samples.Open(name)
+				if err != nil {
+					return out, fmt.Errorf("read samples: %w", err)
+				}
+				s, err := in.IngestReader(ctx, kind, name, f, nil)
+				f.Close()
+				sum.Add(s)
+				if err != nil {
+					return out, err
+				}
+			}
+		}
+		out[kind] = sum
+	}
+	return out, nil
 }
