@@ -29,6 +29,7 @@ func (s *Server) registerRoutes() {
 
 	// Capabilities register below, one line per route.
 	// <routes:vuln>
+	s.registerVulnMetrics()
 	s.handle("GET /api/v1/vulnerability-intelligence/feed", charged, s.handleVulnFeed)
 	s.handle("GET /api/v1/vulnerability-intelligence/vulnerability-search", charged, s.handleVulnSearch)
 	s.handle("POST /api/v1/vulnerability-intelligence/vulnerability-search", charged, s.handleVulnSearch)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/api/apitest"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
 	"github.com/periscope-oss/periscope/internal/vulningest"
 )
@@ -364,6 +365,33 @@ func TestVulnSearches(t *testing.T) {
 		}
 		if r := e.Do("POST", oem+"vulnerability-search", keys["free"], map[string]any{"query": "xz"}); r.Status != 403 {
 			t.Errorf("free key on OEM search: %d", r.Status)
+		}
+	})
+}
+
+func TestVulnMetrics(t *testing.T) {
+	each(t, func(t *testing.T, e *apitest.Env) {
+		seedVulns(t, e)
+		if err := e.Store.PutVulnSyncState(context.Background(), store.SyncState{Source: "kev", URL: "https://example.invalid/kev.json",
+			LastAttempt: 1795000000, LastSuccess: 1795000000, Records: 1404}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Store.PutVulnSyncState(context.Background(), store.SyncState{Source: "osv:PyPI", LastAttempt: 1795000000, LastError: "HTTP 503"}); err != nil {
+			t.Fatal(err)
+		}
+		r := e.Do("GET", "/metrics", "", nil)
+		body := string(r.Body)
+		for _, want := range []string{
+			`periscope_vuln_records{kind="kev"} 1404`,
+			`periscope_vuln_sync_last_success_timestamp_seconds{source="kev"} 1.795e+09`,
+			`periscope_vuln_sync_last_run_ok{source="kev"} 1`,
+			`periscope_vuln_sync_last_run_ok{source="osv:PyPI"} 0`,
+			`periscope_vuln_sync_records{source="kev"} 1404`,
+			`periscope_vuln_metrics_error 0`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("/metrics lacks %q", want)
+			}
 		}
 	})
 }

@@ -272,3 +272,13 @@ func (in *Ingester) IngestSamples(ctx context.Context) (map[string]Summary, erro
 	}
 	return out, nil
 }
+
+// IngestNVDAPI loads the CVEs the NVD CVE API 2.0 reports modified
+// between start and end (paged, in windows of at most 120 days).
+func (in *Ingester) IngestNVDAPI(ctx context.Context, c *vuln.NVDClient, start, end time.Time) (Summary, error) {
+	t0 := time.Now()
+	sum := Summary{Source: c.BaseURL}
+	b := newBatcher(ctx, in, &sum, nil, in.Store.UpsertVulns)
+	res, err := c.Sync(ctx, start, end, func(v vuln.Vulnerability) error { return b.add(v) })
+	return in.finish(ctx, &sum, res, err, b.flush, t0)
+}
