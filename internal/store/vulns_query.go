@@ -467,17 +467,43 @@ func errBadCPE(q string) error {
 	return periscope.Errorf(periscope.EInvalid, "query looks like a CPE but does not name a part, vendor and product (e.g. cpe:2.3:a:apache:log4j): %q.", clip(q))
 }
 
-// rankOrder returns the ORDER BY of a ranked full-text query on table with
-// alias t, and the argument it needs.
-func (s *Store) rankOrder(table, t string, q string) (string, []any) {
+// rankedSource returns the FROM clause of a ranked full-text search of
+// table as alias t, its arguments and the ORDER BY. On SQLite the FTS5
+// table is ranked first (bm25, title weighted 10:1) and, when nothing else
+// filters, cut to limit before the join, so a common word never joins
+// every match; on PostgreSQL the GIN index finds the matches and ts_rank
+// orders them.
+func (s *Store) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
 	if s.dialect.name() == "postgres" {
-		return "ts_rank(" + t + ".tsv, to_tsquery('english', ?)) DESC, " + t + ".id DESC", []any{q}
+		return table + " " + t + " CROSS JOIN to_tsquery('english', ?) fq", []any{fq}, "ts_rank(" + t + ".tsv, fq) DESC, " + t + ".id DESC"
 	}
 	w := "10.0, 1.0"
 	if table == "vuln_exploits" {
 		w = "1.0"
 	}
-	return "(SELECT bm25(" + table + "_fts, " + w + ") FROM " + table + "_fts WHERE " + table + "_fts MATCH ? AND rowid = " + t + ".id), " + t + ".id DESC", []any{q}
+	inner := "SELECT rowid AS rid, bm25(" + table + "_fts, " + w + ") AS score FROM " + table + "_fts WHERE " + table + "_fts MATCH ?"
+	args := []any{fq}
+	if !filtered {
+		inner += " ORDER BY score LIMIT ?"
+		args = append(args, limit)
+	}
+	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
+}
+
+// textCond is the WHERE condition of rankedSource on PostgreSQL.
+func (s *Store) textCond(t string) string {
+	if s.dialect.name() == "postgres" {
+		return t + ".tsv @@ fq"
+	}
+	return ""
+}
+
+func textQuery(s *Store, q string) (string, error) {
+	fq, ok := s.ftsQuery([]string{q})
+	if !ok {
+		return "", periscope.Errorf(periscope.EInvalid, "query must contain letters or digits.")
+	}
+	return fq, nil
 }
 
 // SearchVulns answers a vulnerability search: an id matches exactly (an
@@ -487,7 +513,7 @@ func (s *Store) rankOrder(table, t string, q string) (string, []any) {
 func (s *Store) SearchVulns(ctx context.Context, q VulnSearch) ([]vuln.Vulnerability, error) {
 	f := VulnFilter{Ecosystem: q.Ecosystem, Package: q.Package}
 	var w where
-	order, oargs := "v.published DESC, v.id DESC", []any(nil)
+	from, fargs, order := "vulns v", []any(nil), "v.published DESC, v.id DESC"
 	id, cpe, isID, isCPE := searchKind(q.Query)
 	switch {
 	case isID && vuln.IsCVE(id):
@@ -500,17 +526,18 @@ func (s *Store) SearchVulns(ctx context.Context, q VulnSearch) ([]vuln.Vulnerabi
 		}
 		w.add("v.id IN (SELECT vuln_id FROM vuln_cpes WHERE cpe_key = ?)", cpe)
 	default:
-		fq, ok := s.ftsQuery([]string{q.Query})
-		if !ok {
-			return nil, periscope.Errorf(periscope.EInvalid, "query must contain letters or digits.")
+		fq, err := textQuery(s, q.Query)
+		if err != nil {
+			return nil, err
 		}
-		w.add(s.textMatch("vulns", "v"), fq)
-		order, oargs = s.rankOrder("vulns", "v", fq)
+		from, fargs, order = s.rankedSource("vulns", "v", fq, f.Ecosystem != "" || f.Package != "", q.Limit)
+		if c := s.textCond("v"); c != "" {
+			w.add(c)
+		}
 	}
 	s.vulnFilters(&w, f)
-	sq := `SELECT ` + vulnCols + ` FROM vulns v` + vulnJoins + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
-	args := append(append(w.args, oargs...), q.Limit)
-	return s.scanVulns(ctx, sq, args...)
+	sq := `SELECT ` + vulnCols + ` FROM ` + from + vulnJoins + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
+	return s.scanVulns(ctx, sq, append(append(fargs, w.args...), q.Limit)...)
 }
 
 // SearchAdvisories answers an advisory search: an id matches the advisory
@@ -519,7 +546,7 @@ func (s *Store) SearchVulns(ctx context.Context, q VulnSearch) ([]vuln.Vulnerabi
 func (s *Store) SearchAdvisories(ctx context.Context, q VulnSearch) ([]vuln.Advisory, error) {
 	f := VulnFilter{Ecosystem: q.Ecosystem, Package: q.Package}
 	var w where
-	order, oargs := "a.published DESC, a.id DESC", []any(nil)
+	from, fargs, order := "vuln_advisories a", []any(nil), "a.published DESC, a.id DESC"
 	id, cpe, isID, isCPE := searchKind(q.Query)
 	switch {
 	case isID:
@@ -530,16 +557,18 @@ func (s *Store) SearchAdvisories(ctx context.Context, q VulnSearch) ([]vuln.Advi
 		}
 		w.add("a.id IN (SELECT aa.advisory_id FROM vuln_advisory_aliases aa JOIN vulns v ON v.cve_id = aa.alias JOIN vuln_cpes c ON c.vuln_id = v.id WHERE c.cpe_key = ?)", cpe)
 	default:
-		fq, ok := s.ftsQuery([]string{q.Query})
-		if !ok {
-			return nil, periscope.Errorf(periscope.EInvalid, "query must contain letters or digits.")
+		fq, err := textQuery(s, q.Query)
+		if err != nil {
+			return nil, err
 		}
-		w.add(s.textMatch("vuln_advisories", "a"), fq)
-		order, oargs = s.rankOrder("vuln_advisories", "a", fq)
+		from, fargs, order = s.rankedSource("vuln_advisories", "a", fq, f.Ecosystem != "" || f.Package != "", q.Limit)
+		if c := s.textCond("a"); c != "" {
+			w.add(c)
+		}
 	}
 	s.advisoryFilters(&w, f)
-	sq := `SELECT a.doc FROM vuln_advisories a WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
-	return s.scanAdvisories(ctx, sq, append(append(w.args, oargs...), q.Limit)...)
+	sq := `SELECT a.doc FROM ` + from + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
+	return s.scanAdvisories(ctx, sq, append(append(fargs, w.args...), q.Limit)...)
 }
 
 // SearchExploits answers an exploit search: a CVE id gives its exploits,
@@ -548,7 +577,7 @@ func (s *Store) SearchAdvisories(ctx context.Context, q VulnSearch) ([]vuln.Advi
 func (s *Store) SearchExploits(ctx context.Context, q VulnSearch) ([]vuln.Exploit, error) {
 	f := VulnFilter{Ecosystem: q.Ecosystem, Package: q.Package}
 	var w where
-	order, oargs := "x.date_added DESC, x.edb_id DESC", []any(nil)
+	from, fargs, order := "vuln_exploits x", []any(nil), "x.date_added DESC, x.edb_id DESC"
 	id, _, isID, _ := searchKind(q.Query)
 	t := strings.TrimSpace(q.Query)
 	edb, numErr := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(strings.ToUpper(t), "EDB-ID:"), "EDB-"))
@@ -560,16 +589,18 @@ func (s *Store) SearchExploits(ctx context.Context, q VulnSearch) ([]vuln.Exploi
 	case numErr == nil && edb > 0:
 		w.add("x.edb_id = ?", edb)
 	default:
-		fq, ok := s.ftsQuery([]string{q.Query})
-		if !ok {
-			return nil, periscope.Errorf(periscope.EInvalid, "query must contain letters or digits.")
+		fq, err := textQuery(s, q.Query)
+		if err != nil {
+			return nil, err
 		}
-		w.add(s.textMatch("vuln_exploits", "x"), fq)
-		order, oargs = s.rankOrder("vuln_exploits", "x", fq)
+		from, fargs, order = s.rankedSource("vuln_exploits", "x", fq, f.Ecosystem != "" || f.Package != "", q.Limit)
+		if c := s.textCond("x"); c != "" {
+			w.add(c)
+		}
 	}
 	s.exploitFilters(&w, f)
-	sq := `SELECT x.doc FROM vuln_exploits x WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
-	return s.scanExploits(ctx, sq, append(append(w.args, oargs...), q.Limit)...)
+	sq := `SELECT x.doc FROM ` + from + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
+	return s.scanExploits(ctx, sq, append(append(fargs, w.args...), q.Limit)...)
 }
 
 // VulnCounts reports how many records of each kind are stored.
