@@ -173,26 +173,54 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 		if err != nil {
 			return err
 		}
+		delCPE, err := tx.prepare(ctx, `DELETE FROM vuln_cpes WHERE vuln_id = ?`)
+		if err != nil {
+			return err
+		}
+		addCPE, err := tx.prepare(ctx, `INSERT INTO vuln_cpes (cpe_key, published, vuln_id) VALUES (?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		type change struct {
+			v   vuln.Vulnerability
+			doc []byte
+		}
+		var changes []change
+		var updated, touched []any
 		for _, v := range batch {
 			doc, err := json.Marshal(newNVDDoc(v))
 			if err != nil {
 				return fmt.Errorf("encode %s: %w", v.CVEID, err)
 			}
 			pub, mod := unix(v.Published), unix(v.LastModified)
+			old, ok := existing[v.CVEID]
+			if ok && old.hasNVD && (mod < old.lastMod || mod == old.lastMod && pub == old.published && bytes.Equal(doc, old.doc)) {
+				st.Unchanged++
+				continue
+			}
+			if ok {
+				updated = append(updated, v.CVEID)
+			}
+			touched = append(touched, v.CVEID)
+			changes = append(changes, change{v, doc})
+		}
+		if err := s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", updated, true); err != nil {
+			return err
+		}
+		for _, c := range changes {
+			v, doc := c.v, c.doc
+			pub, mod := unix(v.Published), unix(v.LastModified)
 			kev := b2i(v.IsKEV)
 			old, ok := existing[v.CVEID]
 			var id int64
 			switch {
-			case ok && old.hasNVD && (mod < old.lastMod || mod == old.lastMod && pub == old.published && bytes.Equal(doc, old.doc)):
-				st.Unchanged++
-				continue
 			case ok:
 				id = old.id
 				if _, err := upd.ExecContext(ctx, pub, mod, v.Severity, v.Title, v.CVEID, v.Description, string(doc),
 					kev, v.CVEID, kev, v.CVEID, v.CVEID, id); err != nil {
 					return fmt.Errorf("update %s: %w", v.CVEID, err)
 				}
-				if _, err := tx.Exec(ctx, `DELETE FROM vuln_cpes WHERE vuln_id = ?`, id); err != nil {
+				if _, err := delCPE.ExecContext(ctx, id); err != nil {
 					return fmt.Errorf("update %s: %w", v.CVEID, err)
 				}
 				st.Updated++
@@ -211,12 +239,12 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 			}
 			slices.Sort(keys)
 			for _, k := range slices.Compact(keys) {
-				if _, err := tx.Exec(ctx, `INSERT INTO vuln_cpes (cpe_key, vuln_id) VALUES (?, ?)`, k, id); err != nil {
+				if _, err := addCPE.ExecContext(ctx, k, pub, id); err != nil {
 					return fmt.Errorf("index cpe of %s: %w", v.CVEID, err)
 				}
 			}
 		}
-		return nil
+		return s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, false)
 	})
 	if err != nil {
 		return VulnStats{}, err
@@ -260,13 +288,26 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 		if err != nil {
 			return fmt.Errorf("load kev: %w", err)
 		}
-		for _, e := range batch {
+		docs := make([][]byte, len(batch))
+		var touched []any
+		for i, e := range batch {
 			doc, err := json.Marshal(e)
 			if err != nil {
 				return fmt.Errorf("encode kev %s: %w", e.CVEID, err)
 			}
-			old, ok := existing[e.CVEID]
-			if ok && bytes.Equal(old, doc) {
+			if old, ok := existing[e.CVEID]; !ok || !bytes.Equal(old, doc) {
+				docs[i] = doc
+				touched = append(touched, e.CVEID)
+			}
+		}
+		// The catalog may title and describe the CVE's record.
+		if err := s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, true); err != nil {
+			return err
+		}
+		for i, e := range batch {
+			doc := docs[i]
+			_, ok := existing[e.CVEID]
+			if doc == nil {
 				st.Unchanged++
 				continue
 			}
@@ -289,7 +330,7 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 				return fmt.Errorf("flag %s as known exploited: %w", e.CVEID, err)
 			}
 		}
-		return nil
+		return s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, false)
 	})
 	if err != nil {
 		return VulnStats{}, err
@@ -410,19 +451,38 @@ func (s *Store) UpsertExploits(ctx context.Context, xs []vuln.Exploit) (VulnStat
 		if err != nil {
 			return fmt.Errorf("load exploits: %w", err)
 		}
-		for _, x := range batch {
+		docs := make([][]byte, len(batch))
+		var updated, touched []any
+		for i, x := range batch {
 			cves := slices.Clone(x.CVEIDs)
 			slices.Sort(cves)
-			cves = slices.Compact(cves)
-			doc, err := json.Marshal(exploitDoc{Exploit: x, CVEs: cves})
+			doc, err := json.Marshal(exploitDoc{Exploit: x, CVEs: slices.Compact(cves)})
 			if err != nil {
 				return fmt.Errorf("encode exploit %d: %w", x.EDBID, err)
 			}
 			old, ok := existing[x.EDBID]
 			if ok && bytes.Equal(old.doc, doc) {
+				continue
+			}
+			if ok {
+				updated = append(updated, x.EDBID)
+			}
+			docs[i] = doc
+			touched = append(touched, x.EDBID)
+		}
+		if err := s.ftsSync(ctx, tx, "vuln_exploits", "title", "edb_id", updated, true); err != nil {
+			return err
+		}
+		for i, x := range batch {
+			doc := docs[i]
+			if doc == nil {
 				st.Unchanged++
 				continue
 			}
+			cves := slices.Clone(x.CVEIDs)
+			slices.Sort(cves)
+			cves = slices.Compact(cves)
+			old, ok := existing[x.EDBID]
 			added := x.DateAdded
 			if added.IsZero() {
 				added = x.DatePublished
@@ -459,7 +519,7 @@ func (s *Store) UpsertExploits(ctx context.Context, xs []vuln.Exploit) (VulnStat
 				}
 			}
 		}
-		return nil
+		return s.ftsSync(ctx, tx, "vuln_exploits", "title", "edb_id", touched, false)
 	})
 	if err != nil {
 		return VulnStats{}, err
@@ -519,7 +579,9 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 		if err != nil {
 			return fmt.Errorf("load advisories: %w", err)
 		}
-		for _, a := range batch {
+		docs := make([][]byte, len(batch))
+		var updated, touched []any
+		for i, a := range batch {
 			raw, err := json.Marshal(a)
 			if err != nil {
 				return fmt.Errorf("encode advisory %s: %w", a.ID, err)
@@ -528,12 +590,27 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 			if err != nil {
 				return fmt.Errorf("encode advisory %s: %w", a.ID, err)
 			}
-			mod := unix(a.Modified)
 			old, ok := existing[a.ID]
-			if ok && (mod < old.modified || bytes.Equal(doc, old.doc)) {
+			if ok && (unix(a.Modified) < old.modified || bytes.Equal(doc, old.doc)) {
+				continue
+			}
+			if ok {
+				updated = append(updated, a.ID)
+			}
+			docs[i] = doc
+			touched = append(touched, a.ID)
+		}
+		if err := s.ftsSync(ctx, tx, "vuln_advisories", "summary, details", "adv_id", updated, true); err != nil {
+			return err
+		}
+		for i, a := range batch {
+			doc := docs[i]
+			if doc == nil {
 				st.Unchanged++
 				continue
 			}
+			mod := unix(a.Modified)
+			_, ok := existing[a.ID]
 			var id int64
 			if err := tx.QueryRow(ctx, `INSERT INTO vuln_advisories (adv_id, source, published, modified, severity, summary, details, doc)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -577,12 +654,32 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 				}
 			}
 		}
-		return nil
+		return s.ftsSync(ctx, tx, "vuln_advisories", "summary, details", "adv_id", touched, false)
 	})
 	if err != nil {
 		return VulnStats{}, err
 	}
 	return st, nil
+}
+
+// ftsSync keeps a SQLite external-content FTS5 index in step with its
+// table, one statement per chunk of rows: remove (before the rows change)
+// takes the rows' current text out, add (after) indexes their new text.
+// PostgreSQL maintains its generated tsvector columns itself.
+func (s *Store) ftsSync(ctx context.Context, tx *Tx, table, cols, key string, keys []any, remove bool) error {
+	if s.dialect.name() != "sqlite" {
+		return nil
+	}
+	for c := range slices.Chunk(keys, vulnChunk) {
+		q := `INSERT INTO ` + table + `_fts (rowid, ` + cols + `) SELECT id, ` + cols + ` FROM ` + table + ` WHERE ` + key + ` IN (` + placeholders(len(c)) + `)`
+		if remove {
+			q = `INSERT INTO ` + table + `_fts (` + table + `_fts, rowid, ` + cols + `) SELECT 'delete', id, ` + cols + ` FROM ` + table + ` WHERE ` + key + ` IN (` + placeholders(len(c)) + `)`
+		}
+		if _, err := tx.Exec(ctx, q, c...); err != nil {
+			return fmt.Errorf("update %s text index: %w", table, err)
+		}
+	}
+	return nil
 }
 
 // prepare prepares a statement (written with ?) on the transaction; it is

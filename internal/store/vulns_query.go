@@ -524,7 +524,13 @@ func (s *Store) SearchVulns(ctx context.Context, q VulnSearch) ([]vuln.Vulnerabi
 		if cpe == "" {
 			return nil, errBadCPE(q.Query)
 		}
-		w.add("v.id IN (SELECT vuln_id FROM vuln_cpes WHERE cpe_key = ?)", cpe)
+		if q.Ecosystem != "" || q.Package != "" {
+			w.add("v.id IN (SELECT vuln_id FROM vuln_cpes WHERE cpe_key = ?)", cpe)
+		} else {
+			// The newest matches straight from the index, however many
+			// CVEs name the product.
+			w.add("v.id IN (SELECT vuln_id FROM vuln_cpes WHERE cpe_key = ? ORDER BY published DESC, vuln_id DESC LIMIT ?)", cpe, q.Limit)
+		}
 	default:
 		fq, err := textQuery(s, q.Query)
 		if err != nil {

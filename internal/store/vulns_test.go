@@ -49,6 +49,20 @@ func findVuln(t *testing.T, s *store.Store, id string) vuln.Vulnerability {
 	return vs[0]
 }
 
+// checkFTS runs FTS5's integrity check, which compares each index with
+// its content table (SQLite; PostgreSQL's tsvectors are generated).
+func checkFTS(t *testing.T, s *store.Store) {
+	t.Helper()
+	if s.Dialect() != "sqlite" {
+		return
+	}
+	for _, tbl := range []string{"vulns", "vuln_exploits", "vuln_advisories"} {
+		if _, err := s.DB().Exec(`INSERT INTO ` + tbl + `_fts (` + tbl + `_fts) VALUES ('integrity-check')`); err != nil {
+			t.Errorf("%s text index: %v", tbl, err)
+		}
+	}
+}
+
 func TestUpsertVulnsIdempotentNewerWins(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -88,6 +102,10 @@ func TestUpsertVulnsIdempotentNewerWins(t *testing.T) {
 		if err != nil || len(hits) != 1 || hits[0].CVEID != vs[0].CVEID {
 			t.Fatalf("prefix search after update: %v %v", hits, err)
 		}
+		if hits, err = s.SearchVulns(ctx, store.VulnSearch{Query: "older text", Limit: 50}); err != nil || len(hits) != 0 {
+			t.Fatalf("ignored text is searchable: %v %v", hits, err)
+		}
+		checkFTS(t, s)
 	})
 }
 
@@ -148,6 +166,7 @@ func TestVulnEnrichment(t *testing.T) {
 		if err != nil || len(xs) != 1 || xs[0].EDBID != 51234 {
 			t.Fatalf("exploit text search: %v %v", xs, err)
 		}
+		checkFTS(t, s)
 	})
 }
 
@@ -222,6 +241,17 @@ func TestAdvisoriesAliasesAndSearch(t *testing.T) {
 		if _, err := s.SearchAdvisories(ctx, store.VulnSearch{Query: "cpe:2.3:a", Limit: 50}); err == nil {
 			t.Fatal("malformed CPE accepted")
 		}
+		// A newer version replaces the text in the index.
+		upd := goAdv
+		upd.Modified = time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+		upd.Summary = "Wombat confusion"
+		if st, err := s.UpsertAdvisories(ctx, []vuln.Advisory{upd}); err != nil || st.Updated != 1 {
+			t.Fatalf("advisory update: %+v %v", st, err)
+		}
+		if got, err := s.SearchAdvisories(ctx, store.VulnSearch{Query: "wombat", Limit: 50}); err != nil || len(got) != 1 {
+			t.Fatalf("search updated advisory: %v %v", got, err)
+		}
+		checkFTS(t, s)
 	})
 }
 

@@ -35,16 +35,19 @@ type Generator struct {
 	nvdTemplates []string
 	osvTemplates []string
 	vocab        []string
+	freq         map[string]int
 }
 
 // New loads the templates from the bundled samples.
 func New(vulns int, now time.Time, seed uint64) (*Generator, error) {
 	g := &Generator{Vulns: vulns, Now: now.UTC(), Years: 6, Seed: seed}
 	words := map[string]bool{}
+	g.freq = map[string]int{}
 	addWords := func(s string) {
 		for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 			if len(w) >= 4 && len(w) <= 20 {
 				words[w] = true
+				g.freq[w]++
 			}
 		}
 	}
@@ -123,6 +126,9 @@ func New(vulns int, now time.Time, seed uint64) (*Generator, error) {
 	slices.Sort(g.vocab)
 	return g, nil
 }
+
+// Frequency is how often w occurs in the sample texts.
+func (g *Generator) Frequency(w string) int { return g.freq[w] }
 
 // Vocabulary returns the words the generator draws from (for queries).
 func (g *Generator) Vocabulary() []string { return g.vocab }

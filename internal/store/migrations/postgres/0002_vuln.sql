@@ -26,11 +26,13 @@ CREATE INDEX vulns_exploit ON vulns (is_exploit, published);
 CREATE INDEX vulns_severity ON vulns (severity, published);
 CREATE INDEX vulns_tsv ON vulns USING GIN (tsv);
 
--- CPE match criteria as part:vendor:product keys.
+-- CPE match criteria as part:vendor:product keys, with the CVE's
+-- publication time so the newest matches of a product are an index range.
 CREATE TABLE vuln_cpes (
     cpe_key TEXT COLLATE "C" NOT NULL,
+    published BIGINT NOT NULL,
     vuln_id BIGINT NOT NULL,
-    PRIMARY KEY (cpe_key, vuln_id)
+    PRIMARY KEY (cpe_key, published, vuln_id)
 );
 CREATE INDEX vuln_cpes_vuln ON vuln_cpes (vuln_id);
 

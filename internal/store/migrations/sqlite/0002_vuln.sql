@@ -21,25 +21,20 @@ CREATE INDEX vulns_kev ON vulns (is_kev, published);
 CREATE INDEX vulns_exploit ON vulns (is_exploit, published);
 CREATE INDEX vulns_severity ON vulns (severity, published);
 
--- CPE match criteria as part:vendor:product keys.
+-- CPE match criteria as part:vendor:product keys, with the CVE's
+-- publication time so the newest matches of a product are an index range.
 CREATE TABLE vuln_cpes (
     cpe_key TEXT NOT NULL,
+    published INTEGER NOT NULL,
     vuln_id INTEGER NOT NULL,
-    PRIMARY KEY (cpe_key, vuln_id)
+    PRIMARY KEY (cpe_key, published, vuln_id)
 ) WITHOUT ROWID;
 CREATE INDEX vuln_cpes_vuln ON vuln_cpes (vuln_id);
 
+-- The full-text indexes are external-content FTS5 tables kept by the store
+-- in the same transaction as the rows, one statement per batch (a trigger
+-- per row would flush FTS5's pending terms at every statement).
 CREATE VIRTUAL TABLE vulns_fts USING fts5(title, description, content='vulns', content_rowid='id', tokenize='porter unicode61');
-CREATE TRIGGER vulns_fts_ai AFTER INSERT ON vulns BEGIN
-    INSERT INTO vulns_fts (rowid, title, description) VALUES (new.id, new.title, new.description);
-END;
-CREATE TRIGGER vulns_fts_ad AFTER DELETE ON vulns BEGIN
-    INSERT INTO vulns_fts (vulns_fts, rowid, title, description) VALUES ('delete', old.id, old.title, old.description);
-END;
-CREATE TRIGGER vulns_fts_au AFTER UPDATE OF title, description ON vulns BEGIN
-    INSERT INTO vulns_fts (vulns_fts, rowid, title, description) VALUES ('delete', old.id, old.title, old.description);
-    INSERT INTO vulns_fts (rowid, title, description) VALUES (new.id, new.title, new.description);
-END;
 
 CREATE TABLE vuln_kev (
     cve_id TEXT PRIMARY KEY,
@@ -74,16 +69,6 @@ CREATE TABLE vuln_exploit_cves (
 CREATE INDEX vuln_exploit_cves_exploit ON vuln_exploit_cves (exploit_id);
 
 CREATE VIRTUAL TABLE vuln_exploits_fts USING fts5(title, content='vuln_exploits', content_rowid='id', tokenize='porter unicode61');
-CREATE TRIGGER vuln_exploits_fts_ai AFTER INSERT ON vuln_exploits BEGIN
-    INSERT INTO vuln_exploits_fts (rowid, title) VALUES (new.id, new.title);
-END;
-CREATE TRIGGER vuln_exploits_fts_ad AFTER DELETE ON vuln_exploits BEGIN
-    INSERT INTO vuln_exploits_fts (vuln_exploits_fts, rowid, title) VALUES ('delete', old.id, old.title);
-END;
-CREATE TRIGGER vuln_exploits_fts_au AFTER UPDATE OF title ON vuln_exploits BEGIN
-    INSERT INTO vuln_exploits_fts (vuln_exploits_fts, rowid, title) VALUES ('delete', old.id, old.title);
-    INSERT INTO vuln_exploits_fts (rowid, title) VALUES (new.id, new.title);
-END;
 
 -- Package advisories (OSV records of any database, GHSA included).
 CREATE TABLE vuln_advisories (
@@ -119,16 +104,6 @@ CREATE INDEX vuln_advisory_packages_base ON vuln_advisory_packages (ecosystem_ba
 CREATE INDEX vuln_advisory_packages_adv ON vuln_advisory_packages (advisory_id);
 
 CREATE VIRTUAL TABLE vuln_advisories_fts USING fts5(summary, details, content='vuln_advisories', content_rowid='id', tokenize='porter unicode61');
-CREATE TRIGGER vuln_advisories_fts_ai AFTER INSERT ON vuln_advisories BEGIN
-    INSERT INTO vuln_advisories_fts (rowid, summary, details) VALUES (new.id, new.summary, new.details);
-END;
-CREATE TRIGGER vuln_advisories_fts_ad AFTER DELETE ON vuln_advisories BEGIN
-    INSERT INTO vuln_advisories_fts (vuln_advisories_fts, rowid, summary, details) VALUES ('delete', old.id, old.summary, old.details);
-END;
-CREATE TRIGGER vuln_advisories_fts_au AFTER UPDATE OF summary, details ON vuln_advisories BEGIN
-    INSERT INTO vuln_advisories_fts (vuln_advisories_fts, rowid, summary, details) VALUES ('delete', old.id, old.summary, old.details);
-    INSERT INTO vuln_advisories_fts (rowid, summary, details) VALUES (new.id, new.summary, new.details);
-END;
 
 -- Scheduled sync state per upstream source: HTTP validators for
 -- conditional requests and the outcome of the last run.
