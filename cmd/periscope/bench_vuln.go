@@ -46,7 +46,8 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 	dur := fs.Duration("duration", 10*time.Second, "measuring time per query kind")
 	skipIngest := fs.Bool("skip-ingest", false, "reuse the data already in --database")
 	seed := fs.Uint64("seed", 1, "generator seed")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the ingest to this file")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the ingest (of the queries with --skip-ingest) to this file")
+	only := fs.String("only", "", "run only the query kinds whose name contains this")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -94,7 +95,16 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "dataset: %d vulnerabilities, %d advisories, %d exploits, %d KEV entries, %d EPSS scores\n",
 		c.Vulnerabilities, c.Advisories, c.Exploits, c.KEV, c.EPSS)
-	return benchVulnQueries(ctx, e, st, g, *conns, *dur)
+	if *skipIngest && *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	return benchVulnQueries(ctx, e, st, g, *conns, *dur, *only)
 }
 
 func benchVulnIngest(ctx context.Context, e env, st *store.Store, g *vulngen.Generator, nAdv, nExploits, kevStep int) error {
@@ -149,7 +159,7 @@ type benchQuery struct {
 	req  func(r *rand.Rand, base string) (*http.Request, error)
 }
 
-func benchVulnQueries(ctx context.Context, e env, st *store.Store, g *vulngen.Generator, conns int, dur time.Duration) error {
+func benchVulnQueries(ctx context.Context, e env, st *store.Store, g *vulngen.Generator, conns int, dur time.Duration, only string) error {
 	a := periscope.Account{Company: fmt.Sprintf("bench-%d", time.Now().UnixNano()), Plan: "bench", OEM: true,
 		CreditsPerMonth: 1 << 40, OEMCreditsPerMonth: 1 << 40, MaxResultsPerRequest: 100}
 	u := periscope.User{Email: a.Company + "@bench.local"}
@@ -226,6 +236,9 @@ func benchVulnQueries(ctx context.Context, e env, st *store.Store, g *vulngen.Ge
 	fmt.Fprintf(e.stdout, "HTTP, %d clients, %s per kind (after 1s warm-up), rate limit off\n", conns, dur)
 	fmt.Fprintf(e.stdout, "%-30s %9s %9s %9s %9s %9s %7s\n", "query", "requests", "req/s", "p50", "p95", "p99", "errors")
 	for _, q := range queries {
+		if !strings.Contains(q.name, only) {
+			continue
+		}
 		lat, errs, err := benchLoad(ctx, key, base, conns, time.Second, dur, q.req)
 		if err != nil {
 			return err

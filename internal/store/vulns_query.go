@@ -66,8 +66,8 @@ func ftsTerms(s string) []string {
 // HasSearchableText reports whether s has a word full-text search can use.
 func HasSearchableText(s string) bool { return len(ftsTerms(s)) > 0 }
 
-// ftsQuery builds the engine's full-text query: each phrase's words ANDed
-// with prefix matching, phrases ORed. ok is false when no word is left.
+// ftsQuery builds the engine's full-text query: each phrase's words ANDed,
+// its last word matched as a prefix, phrases ORed. ok is false when no word is left.
 func (s *Store) ftsQuery(phrases []string) (string, bool) {
 	var parts []string
 	for _, p := range phrases {
@@ -75,11 +75,17 @@ func (s *Store) ftsQuery(phrases []string) (string, bool) {
 		if len(words) == 0 {
 			continue
 		}
+		// Whole words, the last one also as a prefix (as typed so far):
+		// prefixes of every word would rank far larger match sets.
 		for i, w := range words {
+			star := ""
+			if i == len(words)-1 {
+				star = "*"
+			}
 			if s.dialect.name() == "postgres" {
-				words[i] = w + ":*"
+				words[i] = w + strings.ReplaceAll(star, "*", ":*")
 			} else {
-				words[i] = `"` + w + `"*`
+				words[i] = `"` + w + `"` + star
 			}
 		}
 		if s.dialect.name() == "postgres" {

@@ -162,7 +162,7 @@ func TestVulnEnrichment(t *testing.T) {
 		if findVuln(t, s, "CVE-2022-36037").IsExploitAvailable {
 			t.Fatal("exploit flag kept after the exploit dropped the CVE")
 		}
-		xs, err := s.SearchExploits(ctx, store.VulnSearch{Query: "libweb heap", Limit: 50})
+		xs, err := s.SearchExploits(ctx, store.VulnSearch{Query: "heap libweb", Limit: 50})
 		if err != nil || len(xs) != 1 || xs[0].EDBID != 51234 {
 			t.Fatalf("exploit text search: %v %v", xs, err)
 		}
