@@ -18,6 +18,9 @@ func loadVulnDemo(ctx context.Context, svc *services) error {
 	if err != nil {
 		return fmt.Errorf("load vulnerability samples: %w", err)
 	}
+	if err := svc.store.OptimizeVulns(ctx); err != nil {
+		return err
+	}
 	for _, k := range vulningest.Kinds {
 		s := sums[k]
 		svc.log.Info("demo vulnerability data", "kind", k, "read", s.Read, "inserted", s.Inserted, "unchanged", s.Unchanged, "rejected", s.Rejected)

@@ -64,6 +64,11 @@ func ingestVulnAs(kind string) ingester {
 		}
 		p.done()
 		printVulnSummary(e.stdout, kind, n, total)
+		if total.Inserted+total.Updated > 0 {
+			if err := st.OptimizeVulns(ctx); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
 		return firstErr
 	}
 }

@@ -171,6 +171,17 @@ func splitIDs(ids []string) (cves, advs []string, edbs []any) {
 	return cves, advs, edbs
 }
 
+// intArgs passes row ids (collected as text) back as integers.
+func intArgs(ss []string) []any {
+	out := make([]any, 0, len(ss))
+	for _, v := range ss {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 func strArgs(ss []string) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {
@@ -206,9 +217,16 @@ func (s *Store) matchClause(f VulnFilter, table, t, dateCol string, idCond func(
 // and how many there are.
 func (s *Store) FeedVulns(ctx context.Context, f VulnFilter) ([]vuln.Vulnerability, int, error) {
 	cves, advs, _ := splitIDs(f.IDs)
+	// Ids are resolved to CVEs first: one IN list keeps the plan an index
+	// lookup on both engines (an OR with a subquery is a scan on PostgreSQL).
+	if len(advs) > 0 {
+		err := s.collect(ctx, &cves, `SELECT aa.alias FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id IN (`+placeholders(len(advs))+`)`, strArgs(advs)...)
+		if err != nil {
+			return nil, 0, err
+		}
+	}
 	m, margs, err := s.matchClause(f, "vulns", "v", "published", func() (string, []any) {
-		return "(v.cve_id IN (" + placeholders(len(cves)) + ") OR v.cve_id IN (SELECT aa.alias FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id IN (" + placeholders(len(advs)) + ")))",
-			append(strArgs(cves), strArgs(advs)...)
+		return "v.cve_id IN (" + placeholders(len(cves)) + ")", strArgs(cves)
 	})
 	if err != nil {
 		return nil, 0, err
@@ -217,6 +235,23 @@ func (s *Store) FeedVulns(ctx context.Context, f VulnFilter) ([]vuln.Vulnerabili
 	w.add(m, margs...)
 	s.vulnFilters(&w, f)
 	return s.pageVulns(ctx, w, "v.published DESC, v.id DESC", f.Limit, f.Offset)
+}
+
+// collect appends the first column of every row of q to dst.
+func (s *Store) collect(ctx context.Context, dst *[]string, q string, args ...any) error {
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("resolve ids: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return fmt.Errorf("resolve ids: %w", err)
+		}
+		*dst = append(*dst, v)
+	}
+	return rows.Err()
 }
 
 func (s *Store) vulnFilters(w *where, f VulnFilter) {
@@ -324,9 +359,16 @@ func (s *Store) linkAdvisories(ctx context.Context, vs []vuln.Vulnerability) err
 // FeedExploits returns a page of the exploits f selects, newest first.
 func (s *Store) FeedExploits(ctx context.Context, f VulnFilter) ([]vuln.Exploit, int, error) {
 	cves, _, edbs := splitIDs(f.IDs)
+	var rowIDs []string
+	if len(f.IDs) > 0 {
+		err := s.collect(ctx, &rowIDs, `SELECT CAST(id AS TEXT) FROM vuln_exploits WHERE edb_id IN (`+placeholders(len(edbs))+`)
+			UNION SELECT CAST(exploit_id AS TEXT) FROM vuln_exploit_cves WHERE cve_id IN (`+placeholders(len(cves))+`)`, append(edbs, strArgs(cves)...)...)
+		if err != nil {
+			return nil, 0, err
+		}
+	}
 	m, margs, err := s.matchClause(f, "vuln_exploits", "x", "date_added", func() (string, []any) {
-		return "(x.edb_id IN (" + placeholders(len(edbs)) + ") OR x.id IN (SELECT exploit_id FROM vuln_exploit_cves WHERE cve_id IN (" + placeholders(len(cves)) + ")))",
-			append(edbs, strArgs(cves)...)
+		return "x.id IN (" + placeholders(len(rowIDs)) + ")", intArgs(rowIDs)
 	})
 	if err != nil {
 		return nil, 0, err
@@ -388,10 +430,17 @@ func (s *Store) scanExploits(ctx context.Context, q string, args ...any) ([]vuln
 
 // FeedAdvisories returns a page of the advisories f selects, newest first.
 func (s *Store) FeedAdvisories(ctx context.Context, f VulnFilter) ([]vuln.Advisory, int, error) {
-	m, margs, err := s.matchClause(f, "vuln_advisories", "a", "published", func() (string, []any) {
+	var rowIDs []string
+	if len(f.IDs) > 0 {
 		ids := strArgs(f.IDs)
-		return "(a.adv_id IN (" + placeholders(len(ids)) + ") OR a.id IN (SELECT advisory_id FROM vuln_advisory_aliases WHERE alias IN (" + placeholders(len(ids)) + ")))",
-			append(ids, ids...)
+		err := s.collect(ctx, &rowIDs, `SELECT CAST(id AS TEXT) FROM vuln_advisories WHERE adv_id IN (`+placeholders(len(ids))+`)
+			UNION SELECT CAST(advisory_id AS TEXT) FROM vuln_advisory_aliases WHERE alias IN (`+placeholders(len(ids))+`)`, append(ids, ids...)...)
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	m, margs, err := s.matchClause(f, "vuln_advisories", "a", "published", func() (string, []any) {
+		return "a.id IN (" + placeholders(len(rowIDs)) + ")", intArgs(rowIDs)
 	})
 	if err != nil {
 		return nil, 0, err
@@ -613,6 +662,22 @@ func (s *Store) SearchExploits(ctx context.Context, q VulnSearch) ([]vuln.Exploi
 	s.exploitFilters(&w, f)
 	sq := `SELECT x.doc FROM ` + from + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
 	return s.scanExploits(ctx, sq, append(append(fargs, w.args...), q.Limit)...)
+}
+
+// OptimizeVulns refreshes what the query planner knows after a bulk load:
+// on PostgreSQL a VACUUM (ANALYZE) of the vulnerability tables (statistics
+// and the visibility map that lets counts be index-only; deployments with
+// autovacuum off get nothing else), on SQLite PRAGMA optimize.
+func (s *Store) OptimizeVulns(ctx context.Context) error {
+	q := `PRAGMA optimize`
+	if s.dialect.name() == "postgres" {
+		q = `VACUUM (ANALYZE) vulns, vuln_cpes, vuln_kev, vuln_epss, vuln_exploits, vuln_exploit_cves,
+			vuln_advisories, vuln_advisory_aliases, vuln_advisory_packages`
+	}
+	if _, err := s.db.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("optimize vulnerability tables: %w", err)
+	}
+	return nil
 }
 
 // VulnCounts reports how many records of each kind are stored.

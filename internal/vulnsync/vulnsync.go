@@ -143,6 +143,9 @@ func (s *Syncer) RunOnce(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	if err := s.Store.OptimizeVulns(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
