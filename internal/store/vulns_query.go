@@ -522,15 +522,31 @@ func errBadCPE(q string) error {
 	return periscope.Errorf(periscope.EInvalid, "query looks like a CPE but does not name a part, vendor and product (e.g. cpe:2.3:a:apache:log4j): %q.", clip(q))
 }
 
+// pgRankWindow is how many of the newest matches PostgreSQL ranks.
+const pgRankWindow = 500
+
 // rankedSource returns the FROM clause of a ranked full-text search of
 // table as alias t, its arguments and the ORDER BY. On SQLite the FTS5
 // table is ranked first (bm25, title weighted 10:1) and, when nothing else
 // filters, cut to limit before the join, so a common word never joins
 // every match; on PostgreSQL the GIN index finds the matches and ts_rank
-// orders them.
+// orders them (the newest pgRankWindow of them when nothing else filters).
 func (s *Store) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
 	if s.dialect.name() == "postgres" {
-		return table + " " + t + " CROSS JOIN to_tsquery('english', ?) fq", []any{fq}, "ts_rank(" + t + ".tsv, fq) DESC, " + t + ".id DESC"
+		order := "ts_rank(" + t + ".tsv, fq) DESC, " + t + ".id DESC"
+		if filtered {
+			return table + " " + t + " CROSS JOIN to_tsquery('english', ?) fq", []any{fq}, order
+		}
+		// ts_rank reads every match's tsvector from the heap: a common
+		// word would rank tens of thousands of rows. Rank the newest
+		// pgRankWindow matches instead, which the date index yields.
+		date := "published"
+		if table == "vuln_exploits" {
+			date = "date_added"
+		}
+		src := "(SELECT * FROM " + table + " WHERE tsv @@ to_tsquery('english', ?) ORDER BY " + date + " DESC, id DESC LIMIT " +
+			strconv.Itoa(pgRankWindow) + ") " + t + " CROSS JOIN to_tsquery('english', ?) fq"
+		return src, []any{fq, fq}, order
 	}
 	w := "10.0, 1.0"
 	if table == "vuln_exploits" {
