@@ -47,6 +47,7 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 	skipIngest := fs.Bool("skip-ingest", false, "reuse the data already in --database")
 	seed := fs.Uint64("seed", 1, "generator seed")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the ingest (of the queries with --skip-ingest) to this file")
+	batch := fs.Int("batch", 0, "records per ingest transaction (0: the ingest default)")
 	only := fs.String("only", "", "run only the query kinds whose name contains this")
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -81,7 +82,7 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 			pprof.StartCPUProfile(f)
 			defer f.Close()
 		}
-		err := benchVulnIngest(ctx, e, st, g, *nAdv, *nExploits, *kevStep)
+		err := benchVulnIngest(ctx, e, st, g, *nAdv, *nExploits, *kevStep, *batch)
 		if *cpuprofile != "" {
 			pprof.StopCPUProfile()
 		}
@@ -107,8 +108,8 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 	return benchVulnQueries(ctx, e, st, g, *conns, *dur, *only)
 }
 
-func benchVulnIngest(ctx context.Context, e env, st *store.Store, g *vulngen.Generator, nAdv, nExploits, kevStep int) error {
-	in := &vulningest.Ingester{Store: st}
+func benchVulnIngest(ctx context.Context, e env, st *store.Store, g *vulngen.Generator, nAdv, nExploits, kevStep, batch int) error {
+	in := &vulningest.Ingester{Store: st, BatchSize: batch}
 	// The OSV archive is written first (zip needs a file), outside the timing.
 	tmp, err := os.CreateTemp("", "periscope-bench-osv-*.zip")
 	if err != nil {

@@ -85,7 +85,7 @@ func (s *Summary) addResult(r vuln.Result) {
 // Ingester stores feeds.
 type Ingester struct {
 	Store *store.Store
-	// BatchSize is how many records one transaction stores (default 1000).
+	// BatchSize is how many records one transaction stores (default 5000).
 	BatchSize int
 }
 
@@ -130,7 +130,7 @@ func (b *batcher[T]) flush() error {
 func newBatcher[T any](ctx context.Context, in *Ingester, sum *Summary, progress func(Summary), fn func(context.Context, []T) (store.VulnStats, error)) *batcher[T] {
 	size := in.BatchSize
 	if size <= 0 {
-		size = 1000
+		size = 5000
 	}
 	return &batcher[T]{ctx: ctx, size: size, store: fn, sum: sum, progress: progress}
 }
