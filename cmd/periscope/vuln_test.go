@@ -30,6 +30,23 @@ func TestIngestVulnCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "osv: 2 source(s): read 67, inserted 67") {
 		t.Fatalf("osv ingest: %v\n%s", err, out)
 	}
+	// A URL is downloaded (gzip or not) and ingested; a 404 is an error naming it.
+	epss, _ := os.ReadFile(vulnData + "epss/vunnel_epss_scores_2025-02-20_first5rows.csv")
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/epss.csv" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(epss)
+	}))
+	defer up.Close()
+	out, _, err = runCLI(t, "ingest", "epss", "--database", db, up.URL+"/epss.csv")
+	if err != nil || !strings.Contains(out, "read 5, inserted 5") {
+		t.Fatalf("epss from URL: %v\n%s", err, out)
+	}
+	if _, _, err = runCLI(t, "ingest", "epss", "--database", db, up.URL+"/missing.csv"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("missing URL: %v", err)
+	}
 	// A truncated catalog: the error names the file, the batches before it stay.
 	b, _ := os.ReadFile(vulnData + "kev/known_exploited_vulnerabilities.json")
 	trunc := filepath.Join(t.TempDir(), "kev.json")

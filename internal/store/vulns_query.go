@@ -109,7 +109,10 @@ func (s *Store) textMatch(table, t string) string {
 	if s.dialect.name() == "postgres" {
 		return t + ".tsv @@ to_tsquery('english', ?)"
 	}
-	return t + ".id IN (SELECT rowid FROM " + table + "_fts WHERE " + table + "_fts MATCH ?)"
+	// The unary + keeps SQLite from driving the query from the matches
+	// (every match of a common word looked up in the table): it walks the
+	// date window and probes the match set instead.
+	return "+" + t + ".id IN (SELECT rowid FROM " + table + "_fts WHERE " + table + "_fts MATCH ?)"
 }
 
 // where accumulates ANDed conditions and their arguments.
