@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -269,4 +270,31 @@ func TestCPEKey(t *testing.T) {
 			t.Errorf("CPEKey(%q) = %q %v, want %q", in, got, ok, want)
 		}
 	}
+}
+
+func TestUpsertVulnsConcurrent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		vs := readNVD(t, vulnData+"nvd/vunnel_full-page.json")
+		var wg sync.WaitGroup
+		stats := make([]store.VulnStats, 4)
+		errs := make([]error, 4)
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				stats[i], errs[i] = s.UpsertVulns(context.Background(), vs)
+			}()
+		}
+		wg.Wait()
+		var total store.VulnStats
+		for i := range 4 {
+			if errs[i] != nil {
+				t.Fatalf("writer %d: %v", i, errs[i])
+			}
+			total.Add(stats[i])
+		}
+		if total.Inserted != len(vs) || total.Unchanged != 3*len(vs) || total.Updated != 0 {
+			t.Fatalf("concurrent writers: %+v", total)
+		}
+	})
 }
