@@ -15,6 +15,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/store"
@@ -89,7 +90,9 @@ type Ingester struct {
 	BatchSize int
 }
 
-// batcher collects records and stores them a batch at a time.
+// batcher collects records and stores them a batch at a time. Storing
+// runs in its own goroutine, one batch behind the parser, so parsing the
+// next batch overlaps with writing the last (in input order: one writer).
 type batcher[T any] struct {
 	ctx      context.Context
 	size     int
@@ -97,34 +100,10 @@ type batcher[T any] struct {
 	store    func(context.Context, []T) (store.VulnStats, error)
 	sum      *Summary
 	progress func(Summary)
-}
-
-func (b *batcher[T]) add(x T) error {
-	b.buf = append(b.buf, x)
-	if len(b.buf) >= b.size {
-		return b.flush()
-	}
-	return nil
-}
-
-func (b *batcher[T]) flush() error {
-	if len(b.buf) == 0 {
-		return nil
-	}
-	st, err := b.store(b.ctx, b.buf)
-	b.buf = b.buf[:0]
-	if err != nil {
-		return err
-	}
-	b.sum.addStats(st)
-	if b.progress != nil {
-		p := *b.sum
-		// The parser's counts come at the end; until then, read is what
-		// has been stored.
-		p.Read = p.Inserted + p.Updated + p.Unchanged
-		b.progress(p)
-	}
-	return nil
+	work     chan []T
+	done     chan struct{}
+	mu       sync.Mutex
+	err      error
 }
 
 func newBatcher[T any](ctx context.Context, in *Ingester, sum *Summary, progress func(Summary), fn func(context.Context, []T) (store.VulnStats, error)) *batcher[T] {
@@ -132,7 +111,64 @@ func newBatcher[T any](ctx context.Context, in *Ingester, sum *Summary, progress
 	if size <= 0 {
 		size = 5000
 	}
-	return &batcher[T]{ctx: ctx, size: size, store: fn, sum: sum, progress: progress}
+	b := &batcher[T]{ctx: ctx, size: size, store: fn, sum: sum, progress: progress, work: make(chan []T, 1), done: make(chan struct{})}
+	go b.loop()
+	return b
+}
+
+func (b *batcher[T]) loop() {
+	defer close(b.done)
+	for batch := range b.work {
+		if b.failed() != nil {
+			continue // drain: after an error nothing more is stored
+		}
+		st, err := b.store(b.ctx, batch)
+		b.mu.Lock()
+		if err != nil {
+			b.err = err
+		} else {
+			b.sum.addStats(st)
+		}
+		p := *b.sum
+		b.mu.Unlock()
+		if err == nil && b.progress != nil {
+			// The parser's counts come at the end; until then, read is
+			// what has been stored.
+			p.Read = p.Inserted + p.Updated + p.Unchanged
+			b.progress(p)
+		}
+	}
+}
+
+func (b *batcher[T]) failed() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
+// add queues x; it returns the error of an earlier batch, which stops the
+// parser.
+func (b *batcher[T]) add(x T) error {
+	if err := b.failed(); err != nil {
+		return err
+	}
+	b.buf = append(b.buf, x)
+	if len(b.buf) >= b.size {
+		b.work <- b.buf
+		b.buf = make([]T, 0, b.size)
+	}
+	return nil
+}
+
+// flush stores what is left and waits for the writer; call it once.
+func (b *batcher[T]) flush() error {
+	if len(b.buf) > 0 {
+		b.work <- b.buf
+		b.buf = nil
+	}
+	close(b.work)
+	<-b.done
+	return b.failed()
 }
 
 // IngestPath loads a local file, directory (OSV) or archive (OSV .zip).
