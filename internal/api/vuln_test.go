@@ -141,6 +141,9 @@ func TestVulnFeed(t *testing.T) {
 		if f = get("days=3&keywords=quokka"); f.Metadata.TotalResults != 3 || len(f.Metadata.Keywords) != 1 {
 			t.Errorf("keyword quokka %+v", f.Metadata)
 		}
+		if f = get("days=3&keywords=quokka&page=2"); f.Metadata.TotalVulnerabilities != 1 || len(f.Vulnerabilities) != 0 {
+			t.Errorf("keyword quokka past the last page %+v", f.Metadata)
+		}
 		if f = get("days=3&keywords=wombat"); f.Metadata.TotalResults != 0 {
 			t.Errorf("keyword wombat %+v", f.Metadata)
 		}

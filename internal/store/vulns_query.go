@@ -237,7 +237,45 @@ func (s *Store) FeedVulns(ctx context.Context, f VulnFilter) ([]vuln.Vulnerabili
 	var w where
 	w.add(m, margs...)
 	s.vulnFilters(&w, f)
+	if len(f.Terms) > 0 {
+		return s.pageVulnsText(ctx, w, "v.published DESC, v.id DESC", f.Limit, f.Offset)
+	}
 	return s.pageVulns(ctx, w, "v.published DESC, v.id DESC", f.Limit, f.Offset)
+}
+
+// pageVulnsText is pageVulns for conditions with a text match: the matches
+// inside a window are few, so one query finds the page's ids and the total
+// (COUNT(*) OVER ()), and the full-text match is evaluated once, not twice.
+func (s *Store) pageVulnsText(ctx context.Context, w where, order string, limit, offset int) ([]vuln.Vulnerability, int, error) {
+	rows, err := s.query(ctx, `SELECT v.id, COUNT(*) OVER () FROM vulns v WHERE `+w.String()+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
+		append(w.args, limit, offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list vulnerabilities: %w", err)
+	}
+	var ids []any
+	total := 0
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id, &total); err != nil {
+			rows.Close()
+			return nil, 0, fmt.Errorf("list vulnerabilities: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list vulnerabilities: %w", err)
+	}
+	if len(ids) == 0 {
+		if offset == 0 {
+			return []vuln.Vulnerability{}, 0, nil
+		}
+		// Past the last page: the total still has to be counted.
+		return s.pageVulns(ctx, w, order, limit, offset)
+	}
+	q := `SELECT ` + vulnCols + ` FROM vulns v` + vulnJoins + ` WHERE v.id IN (` + placeholders(len(ids)) + `) ORDER BY ` + order
+	vs, err := s.scanVulns(ctx, q, ids...)
+	return vs, total, err
 }
 
 // collect appends the first column of every row of q to dst.
