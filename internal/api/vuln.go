@@ -100,9 +100,11 @@ type advisoryRecord struct {
 	Modified   int64           `json:"modified"`
 	Affected   []vuln.Affected `json:"affected"`
 	References []string        `json:"references"`
-	// Extensions: the CVSS vector the severity comes from and its score.
+	// Extensions: the CVSS vector the severity comes from and its score,
+	// and when the database withdrew the advisory (0: it stands).
 	CVSSVector string  `json:"cvss_vector"`
 	CVSSScore  float64 `json:"cvss_score"`
+	Withdrawn  int64   `json:"withdrawn"`
 }
 
 func epoch(t time.Time) int64 {
@@ -185,6 +187,7 @@ func toAdvisoryRecords(as []vuln.Advisory) []advisoryRecord {
 			ID: a.ID, Aliases: orEmpty(a.Aliases), Source: a.Source, Summary: a.Summary, Details: a.Details,
 			Severity: a.Severity, Published: epoch(a.Published), Modified: epoch(a.Modified),
 			Affected: aff, References: orEmpty(a.References), CVSSVector: a.CVSSVector, CVSSScore: a.CVSSScore,
+			Withdrawn: epoch(a.Withdrawn),
 		}
 	}
 	return out

@@ -477,6 +477,12 @@ func (s *Store) UpsertExploits(ctx context.Context, xs []vuln.Exploit) (VulnStat
 				continue
 			}
 			if ok {
+				// A copy of the index older than the stored record (by
+				// date_updated) does not replace it.
+				var prev exploitDoc
+				if json.Unmarshal(old.doc, &prev) == nil && x.DateUpdated.Before(prev.DateUpdated) {
+					continue
+				}
 				updated = append(updated, x.EDBID)
 			}
 			docs[i] = doc

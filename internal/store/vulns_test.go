@@ -149,14 +149,19 @@ func TestVulnEnrichment(t *testing.T) {
 		if findVuln(t, s, "CVE-2022-36037").IsExploitAvailable {
 			t.Fatal("exploit flag before any exploit")
 		}
-		x := vuln.Exploit{EDBID: 51234, CVEID: "CVE-2022-36037", CVEIDs: []string{"CVE-2022-36037"}, Title: "libwebp heap overflow", DateAdded: day}
+		x := vuln.Exploit{EDBID: 51234, CVEID: "CVE-2022-36037", CVEIDs: []string{"CVE-2022-36037"}, Title: "libwebp heap overflow", DateAdded: day, DateUpdated: day}
 		if st, err := s.UpsertExploits(ctx, []vuln.Exploit{x, x}); err != nil || st.Inserted != 1 || st.Unchanged != 1 {
 			t.Fatalf("exploits: %+v %v", st, err)
 		}
 		if !findVuln(t, s, "CVE-2022-36037").IsExploitAvailable {
 			t.Fatal("exploit flag not set")
 		}
-		x.CVEID, x.CVEIDs = "", nil
+		x.CVEID, x.CVEIDs, x.DateUpdated = "", nil, day.AddDate(0, 0, 1)
+		older := x
+		older.DateUpdated, older.Title = day.AddDate(0, 0, -1), "older title"
+		if st, err := s.UpsertExploits(ctx, []vuln.Exploit{older}); err != nil || st.Unchanged != 1 {
+			t.Fatalf("older exploit: %+v %v", st, err)
+		}
 		if st, err := s.UpsertExploits(ctx, []vuln.Exploit{x}); err != nil || st.Updated != 1 {
 			t.Fatalf("exploit update: %+v %v", st, err)
 		}
