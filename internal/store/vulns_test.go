@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -300,6 +301,26 @@ func TestUpsertVulnsConcurrent(t *testing.T) {
 		}
 		if total.Inserted != len(vs) || total.Unchanged != 3*len(vs) || total.Updated != 0 {
 			t.Fatalf("concurrent writers: %+v", total)
+		}
+	})
+}
+
+// FuzzCPEKey checks that a key is lower-case part:vendor:product and that
+// keys are stable (the key of a key's CPE is the key).
+func FuzzCPEKey(f *testing.F) {
+	for _, s := range []string{"cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*", "cpe:/o:linux:linux_kernel", "CPE:2.3:H:Cisco:ASA", "cpe:2.3:a:*:x", "cpe:2.3:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, ok := store.CPEKey(s)
+		if !ok {
+			return
+		}
+		if k != strings.ToLower(k) || strings.Count(k, ":") != 2 {
+			t.Fatalf("CPEKey(%q) = %q", s, k)
+		}
+		if k2, ok := store.CPEKey("cpe:2.3:" + k); !ok || k2 != k {
+			t.Fatalf("CPEKey(cpe:2.3:%s) = %q %v", k, k2, ok)
 		}
 	})
 }
