@@ -14,6 +14,7 @@ func benchCommands() map[string]func(ctx context.Context, e env, args []string) 
 		"auth": benchAuth,
 	}
 	// <bench:vuln>
+	m["vuln"] = benchVuln
 	// <bench:hosts>
 	m["gen-hosts"] = benchGenHosts
 	m["search"] = benchSearch

@@ -127,6 +127,9 @@ func ensureDemoAccount(ctx context.Context, st *store.Store, p demoProfile) (per
 // capability adds one line here.
 func loadCapabilityDemos(ctx context.Context, svc *services, accounts demoAccounts) error {
 	// <demo:vuln>
+	if err := loadVulnDemo(ctx, svc); err != nil {
+		return err
+	}
 	// <demo:hosts>
 	if sum, err := loadHostsDemo(ctx, svc); err != nil {
 		return fmt.Errorf("host index demo: %w", err)
@@ -151,6 +154,12 @@ func demoCurls(base, free, ent, oem string) []string {
 		c(oem, "-X POST -d '{\"query_tags\":{\"tenant\":\"demo\"}}' "+base+"/api/v1/oem/account/credits"),
 		c(oem, "-X POST -d '{}' "+base+"/api/v1/oem/account/audit-logs"),
 		// <curl:vuln>
+		c(free, "'"+base+"/api/v1/vulnerability-intelligence/feed?keywords=CVE-2023-4863,CVE-2024-3094,GHSA-5h86-8mv2-jq9f'"),
+		c(free, "'"+base+"/api/v1/vulnerability-intelligence/vulnerability-search?query=cpe:2.3:a:tukaani:xz'"),
+		c(oem, "-H 'Content-Type: application/json' -X POST -d '{\"keywords\":\"CVE-2021-44228,CVE-2023-4863\",\"kev\":true}' "+base+"/api/v1/oem/vulnerability-intelligence/feed"),
+		c(oem, "-H 'Content-Type: application/json' -X POST -d '{\"query\":\"remote code execution\"}' "+base+"/api/v1/oem/vulnerability-intelligence/vulnerability-search"),
+		c(oem, "-H 'Content-Type: application/json' -X POST -d '{\"query\":\"denial of service\",\"ecosystem\":\"Go\"}' "+base+"/api/v1/oem/vulnerability-intelligence/advisories-search"),
+		c(free, "'"+base+"/api/v1/vulnerability-intelligence/exploits-search?query=log4j'"),
 		// <curl:hosts>
 		// <curl:brand>
 		c(ent, base+"/api/v1/enterprise/darkweb/typosquatting"),

@@ -19,6 +19,7 @@ type ingester func(ctx context.Context, e env, st *store.Store, cfg *config.Conf
 func ingesters() map[string]ingester {
 	m := map[string]ingester{}
 	// <ingest:vuln>
+	addVulnIngesters(m)
 	// <ingest:hosts>
 	addHostIngesters(m)
 	// <ingest:brand>

@@ -135,6 +135,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 // its workers to serve. Each capability adds one line here.
 func setupCapabilities(ctx context.Context, svc *services) error {
 	// <setup:vuln>
+	if err := setupVulnSync(ctx, svc); err != nil {
+		return err
+	}
 	// <setup:hosts>
 	if err := setupHosts(ctx, svc); err != nil {
 		return err

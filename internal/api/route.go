@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
@@ -32,6 +33,7 @@ type policy struct {
 	need   entitlement
 	pool   periscope.Pool // which credits a 2xx costs; PoolNone for free routes
 	family string         // rate-limit family
+	forms  bool           // also takes application/x-www-form-urlencoded fields
 }
 
 // The route policies of API.md §3.
@@ -39,6 +41,7 @@ var (
 	public        = policy{public: true}
 	free          = policy{family: "general"}
 	charged       = policy{family: "general", pool: periscope.PoolMonthly}
+	chargedForms  = policy{family: "general", pool: periscope.PoolMonthly, forms: true}
 	enterprise    = policy{family: "general", need: needEnterprise}
 	oemCharged    = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM}
 	oemFree       = policy{family: "oem", need: needOEM}
@@ -157,7 +160,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	case p.need == needOEM && !acct.OEM:
 		return periscope.Errorf(periscope.EOEMRequired, "This route needs the OEM module.")
 	}
-	if err := s.readBody(w, r, oem); err != nil {
+	if err := s.readBody(w, r, p, oem); err != nil {
 		return err
 	}
 
@@ -202,7 +205,9 @@ func rateLimited(after int, format string, args ...any) error {
 // readBody bounds and buffers the body of POST/PUT/PATCH/DELETE requests:
 // an explicit non-JSON content type is a 415, more than MaxBodyBytes a 413.
 // OEM bodies must be JSON objects whose query_tags, if present, is an object.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, oem bool) error {
+// Routes whose policy takes forms keep form fields for the handler
+// (formFields).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, p policy, oem bool) error {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return nil
 	}
@@ -225,7 +230,15 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, oem bool) erro
 		return periscope.Errorf(periscope.EInvalidJSON, "The request body could not be read.")
 	}
 	if t := bytes.TrimSpace(body); form && len(t) > 0 && t[0] != '{' {
-		return unsupportedMedia(r.Header.Get("Content-Type"))
+		if !p.forms {
+			return unsupportedMedia(r.Header.Get("Content-Type"))
+		}
+		fields, err := url.ParseQuery(string(t))
+		if err != nil {
+			return periscope.Errorf(periscope.EInvalid, "The form body could not be parsed.")
+		}
+		*r = *r.WithContext(context.WithValue(r.Context(), ctxForm, fields))
+		return nil
 	}
 	*r = *r.WithContext(context.WithValue(r.Context(), ctxBody, body))
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 {
@@ -247,6 +260,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, oem bool) erro
 
 func unsupportedMedia(ct string) error {
 	return periscope.Errorf(periscope.EUnsupportedMedia, "Request bodies must be application/json (got %q).", clip(ct, 64))
+}
+
+// formFields returns the form fields of a request whose route takes forms
+// and whose body was form-encoded (ok false otherwise: read the JSON body).
+func formFields(r *http.Request) (url.Values, bool) {
+	v, ok := r.Context().Value(ctxForm).(url.Values)
+	return v, ok
 }
 
 // requestBody returns the buffered body.

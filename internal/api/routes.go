@@ -29,6 +29,18 @@ func (s *Server) registerRoutes() {
 
 	// Capabilities register below, one line per route.
 	// <routes:vuln>
+	s.registerVulnMetrics()
+	s.handle("GET /api/v1/vulnerability-intelligence/feed", charged, s.handleVulnFeed)
+	s.handle("GET /api/v1/vulnerability-intelligence/vulnerability-search", charged, s.handleVulnSearch)
+	s.handle("POST /api/v1/vulnerability-intelligence/vulnerability-search", chargedForms, s.handleVulnSearch)
+	s.handle("GET /api/v1/vulnerability-intelligence/advisories-search", charged, s.handleAdvisorySearch)
+	s.handle("POST /api/v1/vulnerability-intelligence/advisories-search", chargedForms, s.handleAdvisorySearch)
+	s.handle("GET /api/v1/vulnerability-intelligence/exploits-search", charged, s.handleExploitSearch)
+	s.handle("POST /api/v1/vulnerability-intelligence/exploits-search", chargedForms, s.handleExploitSearch)
+	s.handle("POST /api/v1/oem/vulnerability-intelligence/feed", oemCharged, s.handleOEMVulnFeed)
+	s.handle("POST /api/v1/oem/vulnerability-intelligence/vulnerability-search", oemCharged, s.handleVulnSearch)
+	s.handle("POST /api/v1/oem/vulnerability-intelligence/advisories-search", oemCharged, s.handleAdvisorySearch)
+	s.handle("POST /api/v1/oem/vulnerability-intelligence/exploits-search", oemCharged, s.handleExploitSearch)
 	// <routes:hosts>
 	s.handle("POST /api/v1/global/search", charged, s.handleGlobalSearch)
 	s.handle("GET /api/v1/domain/{domain}/subdomains", charged, s.handleSubdomains)

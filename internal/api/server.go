@@ -178,6 +178,7 @@ const (
 	ctxInfo
 	ctxPrincipal
 	ctxBody
+	ctxForm
 )
 
 // requestInfo is filled in by inner layers for the outer log and metrics.

@@ -24,6 +24,7 @@ type Config struct {
 	CloudRanges  string
 	SyncInterval time.Duration // 0 = no scheduled sync
 	NVDAPIKey    string
+	VulnSync     VulnSync // upstream feeds of the scheduled vulnerability sync
 }
 
 // Getenv looks up an environment variable (os.Getenv, or a map in tests).
@@ -72,6 +73,7 @@ func (c *Config) RegisterServe(fs *flag.FlagSet, getenv Getenv) error {
 	fs.StringVar(&c.CloudRanges, "cloud-ranges", env("PERISCOPE_CLOUD_RANGES", ""), "directory of provider range files overriding the built-in set (env PERISCOPE_CLOUD_RANGES)")
 	fs.DurationVar(&c.SyncInterval, "sync-interval", sync, "how often to sync the vulnerability feeds from upstream; 0 disables (env PERISCOPE_SYNC_INTERVAL)")
 	fs.StringVar(&c.NVDAPIKey, "nvd-api-key", env("PERISCOPE_NVD_API_KEY", ""), "NVD API key, sent as the apiKey header (env PERISCOPE_NVD_API_KEY)")
+	c.VulnSync.register(fs, getenv)
 	return nil
 }
 

@@ -93,3 +93,24 @@ func FuzzReadExploitDB(f *testing.F) {
 		})
 	})
 }
+
+// FuzzCanonicalID checks that a recognised id is canonical: recognised
+// again as itself, and a CVE exactly when IsCVE says so.
+func FuzzCanonicalID(f *testing.F) {
+	for _, s := range []string{"CVE-2021-44228", "cve-2024-3094", "GHSA-5H86-8mv2-jq9f", "go-2022-0001", "PYSEC-2021-19", "openSUSE-SU-2024:1234-1", "GHSA-", "CVE-21-1", "log4j"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, ok := CanonicalID(s)
+		if !ok {
+			return
+		}
+		again, ok2 := CanonicalID(id)
+		if !ok2 || again != id {
+			t.Fatalf("CanonicalID(%q) = %q, then %q %v", s, id, again, ok2)
+		}
+		if strings.TrimSpace(id) != id || id == "" {
+			t.Fatalf("CanonicalID(%q) = %q", s, id)
+		}
+	})
+}

@@ -74,6 +74,9 @@ type nvdMetric struct {
 var (
 	cveIDPattern = regexp.MustCompile(`^CVE-\d{4}-\d{4,}$`)
 	cwePattern   = regexp.MustCompile(`^CWE-\d+$`)
+	// advisoryIDRest is what may follow a database prefix in an id: at
+	// least one digit or letter group, with '-', '.', ':' or '_' between.
+	advisoryIDRest = regexp.MustCompile(`^[A-Za-z0-9]+([-._:][A-Za-z0-9]+)*$`)
 )
 
 // ReadNVD reads an NVD CVE API 2.0 response document (a single API page

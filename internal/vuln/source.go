@@ -57,3 +57,36 @@ func AdvisorySource(id, databaseSpecificSource string) string {
 	}
 	return "osv"
 }
+
+// CanonicalID recognises a CVE or advisory id typed in any case and
+// returns it as the databases spell it (CVE-2021-44228, GHSA-jfh8-c2jp-5v3q,
+// GO-2022-0001, PYSEC-2021-19...); ok is false when s is not an id of a
+// known database.
+func CanonicalID(s string) (id string, ok bool) {
+	s = strings.TrimSpace(s)
+	up := strings.ToUpper(s)
+	if cveIDPattern.MatchString(up) {
+		return up, true
+	}
+	for _, src := range advisorySources {
+		p := src.prefix
+		if src.source == "nvd" || len(s) <= len(p) || !strings.EqualFold(s[:len(p)], p) {
+			continue
+		}
+		rest := s[len(p):]
+		if !advisoryIDRest.MatchString(rest) {
+			return "", false
+		}
+		if p == "GHSA-" {
+			return p + strings.ToLower(rest), true
+		}
+		if p == "openSUSE-" {
+			return p + rest, true
+		}
+		return p + strings.ToUpper(rest), true
+	}
+	return "", false
+}
+
+// IsCVE reports whether id is a CVE id (upper case, as CanonicalID gives).
+func IsCVE(id string) bool { return cveIDPattern.MatchString(id) }

@@ -49,6 +49,9 @@ type Vulnerability struct {
 	CISAActionDue      time.Time   `json:"cisa_action_due"`
 	CISARequiredAction string      `json:"cisa_required_action"`
 	References         []Reference `json:"references"`
+	// Advisories lists the ids of the package advisories that alias this
+	// CVE (GHSA, GO, PYSEC...), filled in by the store.
+	Advisories []string `json:"-"`
 
 	// CVSS v4.0 is kept for severity and later use; API.md §4.6 has no
 	// field for it yet, so it is not encoded.

@@ -1,0 +1,768 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/vuln"
+)
+
+// VulnStats reports what one upsert of vulnerability-intelligence records
+// did. Records older than the stored version (by modified / lastModified
+// / score date) count as unchanged.
+type VulnStats struct {
+	Inserted  int
+	Updated   int
+	Unchanged int
+}
+
+// Add adds o's counts to st.
+func (st *VulnStats) Add(o VulnStats) {
+	st.Inserted += o.Inserted
+	st.Updated += o.Updated
+	st.Unchanged += o.Unchanged
+}
+
+// vulnChunk bounds the ids of one IN (...) list.
+const vulnChunk = 500
+
+// unix is t in Unix seconds, 0 for the zero time.
+func unix(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+// fromUnix is the inverse of unix.
+func fromUnix(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(n, 0).UTC()
+}
+
+// nvdDoc is the stored NVD part of a vulnerability: everything but the
+// indexed columns and the enrichment kept in other tables.
+type nvdDoc struct {
+	Title              string           `json:"title,omitempty"`
+	CVSSV3Score        float64          `json:"v3s,omitempty"`
+	CVSSV3Vector       string           `json:"v3,omitempty"`
+	CVSSV2Score        float64          `json:"v2s,omitempty"`
+	CVSSV2Vector       string           `json:"v2,omitempty"`
+	CVSSV4Score        float64          `json:"v4s,omitempty"`
+	CVSSV4Vector       string           `json:"v4,omitempty"`
+	CWEs               []string         `json:"cwes,omitempty"`
+	CPEIDs             []string         `json:"cpes,omitempty"`
+	VulnStatus         string           `json:"status,omitempty"`
+	SourceIdentifier   string           `json:"source,omitempty"`
+	CISAExploitAdd     int64            `json:"cisa_add,omitempty"`
+	CISAActionDue      int64            `json:"cisa_due,omitempty"`
+	CISARequiredAction string           `json:"cisa_action,omitempty"`
+	References         []vuln.Reference `json:"refs,omitempty"`
+}
+
+func newNVDDoc(v vuln.Vulnerability) nvdDoc {
+	return nvdDoc{
+		Title: v.Title, CVSSV3Score: v.CVSSV3Score, CVSSV3Vector: v.CVSSV3Vector,
+		CVSSV2Score: v.CVSSV2Score, CVSSV2Vector: v.CVSSV2Vector,
+		CVSSV4Score: v.CVSSV4Score, CVSSV4Vector: v.CVSSV4Vector,
+		CWEs: v.CWEs, CPEIDs: v.CPEIDs, VulnStatus: v.VulnStatus, SourceIdentifier: v.SourceIdentifier,
+		CISAExploitAdd: unix(v.CISAExploitAdd), CISAActionDue: unix(v.CISAActionDue),
+		CISARequiredAction: v.CISARequiredAction, References: v.References,
+	}
+}
+
+// CPEKey returns the part:vendor:product key of a CPE 2.3 formatted string
+// ("cpe:2.3:a:apache:log4j:2.14.1:*:...") or a CPE 2.2 URI
+// ("cpe:/a:apache:log4j:2.14.1"), lower-cased; ok is false when s is not a
+// CPE naming at least a part, a vendor and a product.
+func CPEKey(s string) (key string, ok bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	var rest string
+	switch {
+	case strings.HasPrefix(s, "cpe:2.3:"):
+		rest = s[len("cpe:2.3:"):]
+	case strings.HasPrefix(s, "cpe:/"):
+		rest = s[len("cpe:/"):]
+	default:
+		return "", false
+	}
+	f := strings.SplitN(rest, ":", 4)
+	if len(f) < 3 || len(f[0]) != 1 || !strings.Contains("aoh", f[0]) {
+		return "", false
+	}
+	for _, x := range f[1:3] {
+		if x == "" || x == "*" || x == "-" {
+			return "", false
+		}
+	}
+	return f[0] + ":" + f[1] + ":" + f[2], true
+}
+
+type storedVuln struct {
+	id        int64
+	hasNVD    bool
+	published int64
+	lastMod   int64
+	doc       []byte
+}
+
+// UpsertVulns stores a batch of NVD CVE records in one transaction. A
+// record older than the stored one (lastModified) is ignored; the same
+// record again changes nothing. KEV and exploit flags already known for a
+// CVE are kept. On error nothing of the batch is stored.
+func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnStats, error) {
+	var st VulnStats
+	byID := make(map[string]int, len(vs))
+	batch := make([]vuln.Vulnerability, 0, len(vs))
+	for _, v := range vs {
+		if i, ok := byID[v.CVEID]; ok {
+			st.Unchanged++
+			if v.LastModified.After(batch[i].LastModified) {
+				batch[i] = v
+			}
+			continue
+		}
+		byID[v.CVEID] = len(batch)
+		batch = append(batch, v)
+	}
+	slices.SortFunc(batch, func(a, b vuln.Vulnerability) int { return strings.Compare(a.CVEID, b.CVEID) })
+	folded := st.Unchanged
+	err := s.Tx(ctx, func(tx *Tx) error {
+		if err := s.lockVulnWriters(ctx, tx); err != nil {
+			return err
+		}
+		st = VulnStats{Unchanged: folded}
+		existing := map[string]storedVuln{}
+		ids := make([]string, len(batch))
+		for i, v := range batch {
+			ids[i] = v.CVEID
+		}
+		err := queryIn(ctx, tx, `SELECT cve_id, id, has_nvd, published, last_modified, doc FROM vulns WHERE cve_id IN (%s)`, ids,
+			func(rows *sql.Rows) error {
+				var id string
+				var sv storedVuln
+				var hasNVD int
+				if err := rows.Scan(&id, &sv.id, &hasNVD, &sv.published, &sv.lastMod, &sv.doc); err != nil {
+					return err
+				}
+				sv.hasNVD = hasNVD == 1
+				existing[id] = sv
+				return nil
+			})
+		if err != nil {
+			return fmt.Errorf("load vulnerabilities: %w", err)
+		}
+		ins, err := tx.prepare(ctx, `INSERT INTO vulns (cve_id, has_nvd, published, last_modified, severity, title, description, doc, is_kev, is_exploit)
+			VALUES (?, 1, ?, ?, ?, COALESCE(NULLIF(?, ''), (SELECT name FROM vuln_kev WHERE cve_id = ?), ''), ?, ?,
+				CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) THEN 1 ELSE 0 END,
+				CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END)
+			RETURNING id`)
+		if err != nil {
+			return err
+		}
+		upd, err := tx.prepare(ctx, `UPDATE vulns SET has_nvd = 1, published = ?, last_modified = ?, severity = ?,
+				title = COALESCE(NULLIF(?, ''), (SELECT name FROM vuln_kev WHERE cve_id = ?), ''), description = ?, doc = ?,
+				is_kev = CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) THEN 1 ELSE 0 END,
+				is_exploit = CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END
+			WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		delCPE, err := tx.prepare(ctx, `DELETE FROM vuln_cpes WHERE vuln_id = ?`)
+		if err != nil {
+			return err
+		}
+		addCPE, err := tx.prepare(ctx, `INSERT INTO vuln_cpes (cpe_key, published, vuln_id) VALUES (?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		type change struct {
+			v   vuln.Vulnerability
+			doc []byte
+		}
+		var changes []change
+		var updated, touched []any
+		for _, v := range batch {
+			doc, err := json.Marshal(newNVDDoc(v))
+			if err != nil {
+				return fmt.Errorf("encode %s: %w", v.CVEID, err)
+			}
+			pub, mod := unix(v.Published), unix(v.LastModified)
+			old, ok := existing[v.CVEID]
+			if ok && old.hasNVD && (mod < old.lastMod || mod == old.lastMod && pub == old.published && bytes.Equal(doc, old.doc)) {
+				st.Unchanged++
+				continue
+			}
+			if ok {
+				updated = append(updated, v.CVEID)
+			}
+			touched = append(touched, v.CVEID)
+			changes = append(changes, change{v, doc})
+		}
+		if err := s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", updated, true); err != nil {
+			return err
+		}
+		for _, c := range changes {
+			v, doc := c.v, c.doc
+			pub, mod := unix(v.Published), unix(v.LastModified)
+			kev := b2i(v.IsKEV)
+			old, ok := existing[v.CVEID]
+			var id int64
+			switch {
+			case ok:
+				id = old.id
+				if _, err := upd.ExecContext(ctx, pub, mod, v.Severity, v.Title, v.CVEID, v.Description, string(doc),
+					kev, v.CVEID, kev, v.CVEID, v.CVEID, id); err != nil {
+					return fmt.Errorf("update %s: %w", v.CVEID, err)
+				}
+				if _, err := delCPE.ExecContext(ctx, id); err != nil {
+					return fmt.Errorf("update %s: %w", v.CVEID, err)
+				}
+				st.Updated++
+			default:
+				if err := ins.QueryRowContext(ctx, v.CVEID, pub, mod, v.Severity, v.Title, v.CVEID, v.Description, string(doc),
+					kev, v.CVEID, kev, v.CVEID, v.CVEID).Scan(&id); err != nil {
+					return fmt.Errorf("insert %s: %w", v.CVEID, err)
+				}
+				st.Inserted++
+			}
+			keys := make([]string, 0, len(v.CPEIDs))
+			for _, c := range v.CPEIDs {
+				if k, ok := CPEKey(c); ok {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range slices.Compact(keys) {
+				if _, err := addCPE.ExecContext(ctx, k, pub, id); err != nil {
+					return fmt.Errorf("index cpe of %s: %w", v.CVEID, err)
+				}
+			}
+		}
+		return s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, false)
+	})
+	if err != nil {
+		return VulnStats{}, err
+	}
+	return st, nil
+}
+
+// UpsertKEV stores a batch of CISA KEV entries and flags their CVEs as
+// known exploited (creating the CVE's record, titled and described from
+// the catalog, when no NVD record is stored yet).
+func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, error) {
+	var st VulnStats
+	seen := map[string]bool{}
+	batch := make([]vuln.KEVEntry, 0, len(es))
+	for _, e := range es {
+		if seen[e.CVEID] {
+			st.Unchanged++
+			continue
+		}
+		seen[e.CVEID] = true
+		batch = append(batch, e)
+	}
+	slices.SortFunc(batch, func(a, b vuln.KEVEntry) int { return strings.Compare(a.CVEID, b.CVEID) })
+	folded := st.Unchanged
+	err := s.Tx(ctx, func(tx *Tx) error {
+		if err := s.lockVulnWriters(ctx, tx); err != nil {
+			return err
+		}
+		st = VulnStats{Unchanged: folded}
+		existing := map[string][]byte{}
+		ids := make([]string, len(batch))
+		for i, e := range batch {
+			ids[i] = e.CVEID
+		}
+		err := queryIn(ctx, tx, `SELECT cve_id, doc FROM vuln_kev WHERE cve_id IN (%s)`, ids, func(rows *sql.Rows) error {
+			var id string
+			var doc []byte
+			if err := rows.Scan(&id, &doc); err != nil {
+				return err
+			}
+			existing[id] = doc
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("load kev: %w", err)
+		}
+		docs := make([][]byte, len(batch))
+		var touched []any
+		for i, e := range batch {
+			doc, err := json.Marshal(e)
+			if err != nil {
+				return fmt.Errorf("encode kev %s: %w", e.CVEID, err)
+			}
+			if old, ok := existing[e.CVEID]; !ok || !bytes.Equal(old, doc) {
+				docs[i] = doc
+				touched = append(touched, e.CVEID)
+			}
+		}
+		// The catalog may title and describe the CVE's record.
+		if err := s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, true); err != nil {
+			return err
+		}
+		for i, e := range batch {
+			doc := docs[i]
+			_, ok := existing[e.CVEID]
+			if doc == nil {
+				st.Unchanged++
+				continue
+			}
+			if ok {
+				st.Updated++
+			} else {
+				st.Inserted++
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO vuln_kev (cve_id, date_added, due_date, required_action, name, doc) VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (cve_id) DO UPDATE SET date_added = excluded.date_added, due_date = excluded.due_date,
+				required_action = excluded.required_action, name = excluded.name, doc = excluded.doc`,
+				e.CVEID, unix(e.DateAdded), unix(e.DueDate), e.RequiredAction, e.VulnerabilityName, string(doc)); err != nil {
+				return fmt.Errorf("store kev %s: %w", e.CVEID, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO vulns (cve_id, title, description, is_kev, is_exploit) VALUES (?, ?, ?, 1, 1)
+				ON CONFLICT (cve_id) DO UPDATE SET is_kev = 1, is_exploit = 1,
+				title = CASE WHEN vulns.title = '' THEN excluded.title ELSE vulns.title END,
+				description = CASE WHEN vulns.description = '' THEN excluded.description ELSE vulns.description END`,
+				e.CVEID, e.VulnerabilityName, e.ShortDescription); err != nil {
+				return fmt.Errorf("flag %s as known exploited: %w", e.CVEID, err)
+			}
+		}
+		return s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, false)
+	})
+	if err != nil {
+		return VulnStats{}, err
+	}
+	return st, nil
+}
+
+// UpsertEPSS stores a batch of EPSS scores; a score dated before the
+// stored one is ignored.
+func (s *Store) UpsertEPSS(ctx context.Context, es []vuln.EPSSScore) (VulnStats, error) {
+	var st VulnStats
+	seen := map[string]bool{}
+	batch := make([]vuln.EPSSScore, 0, len(es))
+	for _, e := range es {
+		if seen[e.CVEID] {
+			st.Unchanged++
+			continue
+		}
+		seen[e.CVEID] = true
+		batch = append(batch, e)
+	}
+	slices.SortFunc(batch, func(a, b vuln.EPSSScore) int { return strings.Compare(a.CVEID, b.CVEID) })
+	folded := st.Unchanged
+	type score struct {
+		epss, pct float64
+		date      int64
+	}
+	err := s.Tx(ctx, func(tx *Tx) error {
+		if err := s.lockVulnWriters(ctx, tx); err != nil {
+			return err
+		}
+		st = VulnStats{Unchanged: folded}
+		existing := map[string]score{}
+		ids := make([]string, len(batch))
+		for i, e := range batch {
+			ids[i] = e.CVEID
+		}
+		err := queryIn(ctx, tx, `SELECT cve_id, epss, percentile, score_date FROM vuln_epss WHERE cve_id IN (%s)`, ids, func(rows *sql.Rows) error {
+			var id string
+			var sc score
+			if err := rows.Scan(&id, &sc.epss, &sc.pct, &sc.date); err != nil {
+				return err
+			}
+			existing[id] = sc
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("load epss: %w", err)
+		}
+		put, err := tx.prepare(ctx, `INSERT INTO vuln_epss (cve_id, epss, percentile, score_date) VALUES (?, ?, ?, ?)
+			ON CONFLICT (cve_id) DO UPDATE SET epss = excluded.epss, percentile = excluded.percentile, score_date = excluded.score_date`)
+		if err != nil {
+			return err
+		}
+		for _, e := range batch {
+			d := unix(e.ScoreDate)
+			old, ok := existing[e.CVEID]
+			if ok && (d < old.date || old == score{e.EPSS, e.Percentile, d}) {
+				st.Unchanged++
+				continue
+			}
+			if ok {
+				st.Updated++
+			} else {
+				st.Inserted++
+			}
+			if _, err := put.ExecContext(ctx, e.CVEID, e.EPSS, e.Percentile, d); err != nil {
+				return fmt.Errorf("store epss %s: %w", e.CVEID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return VulnStats{}, err
+	}
+	return st, nil
+}
+
+// exploitDoc is the stored form of an exploit.
+type exploitDoc struct {
+	vuln.Exploit
+	CVEs []string `json:"cves,omitempty"`
+}
+
+// UpsertExploits stores a batch of Exploit-DB records and flags their CVEs
+// as having a public exploit.
+func (s *Store) UpsertExploits(ctx context.Context, xs []vuln.Exploit) (VulnStats, error) {
+	var st VulnStats
+	seen := map[int]bool{}
+	batch := make([]vuln.Exploit, 0, len(xs))
+	for _, x := range xs {
+		if seen[x.EDBID] {
+			st.Unchanged++
+			continue
+		}
+		seen[x.EDBID] = true
+		batch = append(batch, x)
+	}
+	slices.SortFunc(batch, func(a, b vuln.Exploit) int { return a.EDBID - b.EDBID })
+	folded := st.Unchanged
+	type stored struct {
+		id  int64
+		doc []byte
+	}
+	err := s.Tx(ctx, func(tx *Tx) error {
+		if err := s.lockVulnWriters(ctx, tx); err != nil {
+			return err
+		}
+		st = VulnStats{Unchanged: folded}
+		existing := map[int]stored{}
+		ids := make([]any, len(batch))
+		for i, x := range batch {
+			ids[i] = x.EDBID
+		}
+		err := queryInAny(ctx, tx, `SELECT edb_id, id, doc FROM vuln_exploits WHERE edb_id IN (%s)`, ids, func(rows *sql.Rows) error {
+			var edb int
+			var sx stored
+			if err := rows.Scan(&edb, &sx.id, &sx.doc); err != nil {
+				return err
+			}
+			existing[edb] = sx
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("load exploits: %w", err)
+		}
+		docs := make([][]byte, len(batch))
+		var updated, touched []any
+		for i, x := range batch {
+			cves := slices.Clone(x.CVEIDs)
+			slices.Sort(cves)
+			doc, err := json.Marshal(exploitDoc{Exploit: x, CVEs: slices.Compact(cves)})
+			if err != nil {
+				return fmt.Errorf("encode exploit %d: %w", x.EDBID, err)
+			}
+			old, ok := existing[x.EDBID]
+			if ok && bytes.Equal(old.doc, doc) {
+				continue
+			}
+			if ok {
+				// A copy of the index older than the stored record (by
+				// date_updated) does not replace it.
+				var prev exploitDoc
+				if json.Unmarshal(old.doc, &prev) == nil && x.DateUpdated.Before(prev.DateUpdated) {
+					continue
+				}
+				updated = append(updated, x.EDBID)
+			}
+			docs[i] = doc
+			touched = append(touched, x.EDBID)
+		}
+		if err := s.ftsSync(ctx, tx, "vuln_exploits", "title", "edb_id", updated, true); err != nil {
+			return err
+		}
+		for i, x := range batch {
+			doc := docs[i]
+			if doc == nil {
+				st.Unchanged++
+				continue
+			}
+			cves := slices.Clone(x.CVEIDs)
+			slices.Sort(cves)
+			cves = slices.Compact(cves)
+			old, ok := existing[x.EDBID]
+			added := x.DateAdded
+			if added.IsZero() {
+				added = x.DatePublished
+			}
+			var id int64
+			if err := tx.QueryRow(ctx, `INSERT INTO vuln_exploits (edb_id, cve_id, date_added, title, doc) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (edb_id) DO UPDATE SET cve_id = excluded.cve_id, date_added = excluded.date_added,
+				title = excluded.title, doc = excluded.doc RETURNING id`,
+				x.EDBID, x.CVEID, unix(added), x.Title, string(doc)).Scan(&id); err != nil {
+				return fmt.Errorf("store exploit %d: %w", x.EDBID, err)
+			}
+			touched := cves
+			if ok {
+				st.Updated++
+				var prev exploitDoc
+				if err := json.Unmarshal(old.doc, &prev); err == nil {
+					touched = append(slices.Clone(cves), prev.CVEs...)
+				}
+				if _, err := tx.Exec(ctx, `DELETE FROM vuln_exploit_cves WHERE exploit_id = ?`, id); err != nil {
+					return fmt.Errorf("store exploit %d: %w", x.EDBID, err)
+				}
+			} else {
+				st.Inserted++
+			}
+			for _, c := range cves {
+				if _, err := tx.Exec(ctx, `INSERT INTO vuln_exploit_cves (cve_id, exploit_id) VALUES (?, ?)`, c, id); err != nil {
+					return fmt.Errorf("link exploit %d to %s: %w", x.EDBID, c, err)
+				}
+			}
+			for _, c := range touched {
+				if _, err := tx.Exec(ctx, `UPDATE vulns SET is_exploit = CASE WHEN is_kev = 1
+					OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END WHERE cve_id = ?`, c, c); err != nil {
+					return fmt.Errorf("flag %s: %w", c, err)
+				}
+			}
+		}
+		return s.ftsSync(ctx, tx, "vuln_exploits", "title", "edb_id", touched, false)
+	})
+	if err != nil {
+		return VulnStats{}, err
+	}
+	return st, nil
+}
+
+// advisoryDoc is the stored form of an advisory.
+type advisoryDoc struct {
+	Advisory   json.RawMessage `json:"a"`
+	CVSSVector string          `json:"cvss,omitempty"`
+	CVSSScore  float64         `json:"score,omitempty"`
+	Withdrawn  int64           `json:"withdrawn,omitempty"`
+}
+
+// UpsertAdvisories stores a batch of OSV advisories with their aliases
+// and affected packages. An advisory modified before the stored version
+// is ignored; the same advisory again changes nothing.
+func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnStats, error) {
+	var st VulnStats
+	byID := make(map[string]int, len(as))
+	batch := make([]vuln.Advisory, 0, len(as))
+	for _, a := range as {
+		if i, ok := byID[a.ID]; ok {
+			st.Unchanged++
+			if a.Modified.After(batch[i].Modified) {
+				batch[i] = a
+			}
+			continue
+		}
+		byID[a.ID] = len(batch)
+		batch = append(batch, a)
+	}
+	slices.SortFunc(batch, func(a, b vuln.Advisory) int { return strings.Compare(a.ID, b.ID) })
+	folded := st.Unchanged
+	type stored struct {
+		id       int64
+		modified int64
+		doc      []byte
+	}
+	err := s.Tx(ctx, func(tx *Tx) error {
+		if err := s.lockVulnWriters(ctx, tx); err != nil {
+			return err
+		}
+		st = VulnStats{Unchanged: folded}
+		existing := map[string]stored{}
+		ids := make([]string, len(batch))
+		for i, a := range batch {
+			ids[i] = a.ID
+		}
+		err := queryIn(ctx, tx, `SELECT adv_id, id, modified, doc FROM vuln_advisories WHERE adv_id IN (%s)`, ids, func(rows *sql.Rows) error {
+			var id string
+			var sa stored
+			if err := rows.Scan(&id, &sa.id, &sa.modified, &sa.doc); err != nil {
+				return err
+			}
+			existing[id] = sa
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("load advisories: %w", err)
+		}
+		docs := make([][]byte, len(batch))
+		var updated, touched []any
+		for i, a := range batch {
+			raw, err := json.Marshal(a)
+			if err != nil {
+				return fmt.Errorf("encode advisory %s: %w", a.ID, err)
+			}
+			doc, err := json.Marshal(advisoryDoc{Advisory: raw, CVSSVector: a.CVSSVector, CVSSScore: a.CVSSScore, Withdrawn: unix(a.Withdrawn)})
+			if err != nil {
+				return fmt.Errorf("encode advisory %s: %w", a.ID, err)
+			}
+			old, ok := existing[a.ID]
+			if ok && (unix(a.Modified) < old.modified || bytes.Equal(doc, old.doc)) {
+				continue
+			}
+			if ok {
+				updated = append(updated, a.ID)
+			}
+			docs[i] = doc
+			touched = append(touched, a.ID)
+		}
+		if err := s.ftsSync(ctx, tx, "vuln_advisories", "summary, details", "adv_id", updated, true); err != nil {
+			return err
+		}
+		for i, a := range batch {
+			doc := docs[i]
+			if doc == nil {
+				st.Unchanged++
+				continue
+			}
+			mod := unix(a.Modified)
+			_, ok := existing[a.ID]
+			var id int64
+			if err := tx.QueryRow(ctx, `INSERT INTO vuln_advisories (adv_id, source, published, modified, severity, summary, details, doc)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (adv_id) DO UPDATE SET source = excluded.source, published = excluded.published, modified = excluded.modified,
+				severity = excluded.severity, summary = excluded.summary, details = excluded.details, doc = excluded.doc RETURNING id`,
+				a.ID, strings.ToLower(a.Source), unix(a.Published), mod, a.Severity, a.Summary, a.Details, string(doc)).Scan(&id); err != nil {
+				return fmt.Errorf("store advisory %s: %w", a.ID, err)
+			}
+			if ok {
+				st.Updated++
+				for _, q := range []string{`DELETE FROM vuln_advisory_aliases WHERE advisory_id = ?`, `DELETE FROM vuln_advisory_packages WHERE advisory_id = ?`} {
+					if _, err := tx.Exec(ctx, q, id); err != nil {
+						return fmt.Errorf("store advisory %s: %w", a.ID, err)
+					}
+				}
+			} else {
+				st.Inserted++
+			}
+			aliases := slices.Clone(a.Aliases)
+			slices.Sort(aliases)
+			for _, al := range slices.Compact(aliases) {
+				if al == "" || al == a.ID {
+					continue
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO vuln_advisory_aliases (alias, advisory_id) VALUES (?, ?)`, al, id); err != nil {
+					return fmt.Errorf("store alias %s of %s: %w", al, a.ID, err)
+				}
+			}
+			type pkg struct{ eco, name string }
+			pkgs := map[pkg]bool{}
+			for _, af := range a.Affected {
+				p := pkg{strings.ToLower(af.Ecosystem), strings.ToLower(af.Name)}
+				if p.eco == "" || p.name == "" || pkgs[p] {
+					continue
+				}
+				pkgs[p] = true
+				base, _, _ := strings.Cut(p.eco, ":")
+				if _, err := tx.Exec(ctx, `INSERT INTO vuln_advisory_packages (ecosystem, ecosystem_base, name, advisory_id) VALUES (?, ?, ?, ?)`,
+					p.eco, base, p.name, id); err != nil {
+					return fmt.Errorf("store package %s/%s of %s: %w", p.eco, p.name, a.ID, err)
+				}
+			}
+		}
+		return s.ftsSync(ctx, tx, "vuln_advisories", "summary, details", "adv_id", touched, false)
+	})
+	if err != nil {
+		return VulnStats{}, err
+	}
+	return st, nil
+}
+
+// lockVulnWriters makes vulnerability writers take turns on PostgreSQL
+// (lock key "vuln" in ASCII),
+// as BEGIN IMMEDIATE does on SQLite: a sync and an ingest storing the same
+// new CVE at once would otherwise fail on the unique id, and the counts of
+// inserted and updated records would race.
+func (s *Store) lockVulnWriters(ctx context.Context, tx *Tx) error {
+	if s.dialect.name() != "postgres" {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1987407982)`); err != nil {
+		return fmt.Errorf("lock vulnerability writers: %w", err)
+	}
+	return nil
+}
+
+// ftsSync keeps a SQLite external-content FTS5 index in step with its
+// table, one statement per chunk of rows: remove (before the rows change)
+// takes the rows' current text out, add (after) indexes their new text.
+// PostgreSQL maintains its generated tsvector columns itself.
+func (s *Store) ftsSync(ctx context.Context, tx *Tx, table, cols, key string, keys []any, remove bool) error {
+	if s.dialect.name() != "sqlite" {
+		return nil
+	}
+	for c := range slices.Chunk(keys, vulnChunk) {
+		q := `INSERT INTO ` + table + `_fts (rowid, ` + cols + `) SELECT id, ` + cols + ` FROM ` + table + ` WHERE ` + key + ` IN (` + placeholders(len(c)) + `)`
+		if remove {
+			q = `INSERT INTO ` + table + `_fts (` + table + `_fts, rowid, ` + cols + `) SELECT 'delete', id, ` + cols + ` FROM ` + table + ` WHERE ` + key + ` IN (` + placeholders(len(c)) + `)`
+		}
+		if _, err := tx.Exec(ctx, q, c...); err != nil {
+			return fmt.Errorf("update %s text index: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// prepare prepares a statement (written with ?) on the transaction; it is
+// closed with the transaction.
+func (t *Tx) prepare(ctx context.Context, q string) (*sql.Stmt, error) {
+	st, err := t.tx.PrepareContext(ctx, t.d.rebind(q))
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	return st, nil
+}
+
+// queryIn runs q (with one %s for the placeholder list) for each chunk of
+// ids, calling fn on every row.
+func queryIn(ctx context.Context, tx *Tx, q string, ids []string, fn func(*sql.Rows) error) error {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return queryInAny(ctx, tx, q, args, fn)
+}
+
+func queryInAny(ctx context.Context, tx *Tx, q string, ids []any, fn func(*sql.Rows) error) error {
+	for c := range slices.Chunk(ids, vulnChunk) {
+		rows, err := tx.Query(ctx, fmt.Sprintf(q, placeholders(len(c))), c...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			if err := fn(rows); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return "NULL"
+	}
+	return "?" + strings.Repeat(",?", n-1)
+}

@@ -1,0 +1,797 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/vuln"
+)
+
+// VulnFilter selects feed items. Conditions are ANDed, except that IDs
+// and Terms are alternatives: an item matches when it has one of the IDs
+// (whatever its date), or when it is in the window and matches one of the
+// Terms. With neither, every item in the window matches.
+type VulnFilter struct {
+	// Cutoff is the start of the window (Unix seconds): vulnerabilities
+	// and advisories published, exploits added, at or after it.
+	Cutoff int64
+	// IDs are exact CVE, advisory or EDB-… ids, as vuln.CanonicalID gives.
+	IDs []string
+	// Terms are free-text keywords (full-text, prefix matching).
+	Terms []string
+	// Source, Ecosystem and Package (a name within Ecosystem) select items
+	// linked to a matching advisory (vulnerabilities and exploits through
+	// the CVEs the advisory aliases).
+	Source, Ecosystem, Package string
+	// Severity, KEV and Exploit select items about a CVE with that
+	// severity (advisories: their own severity), in CISA KEV, or with a
+	// known exploit.
+	Severity     string
+	KEV, Exploit bool
+	Limit        int
+	Offset       int
+}
+
+// VulnSearch is a ranked search of one kind of record.
+type VulnSearch struct {
+	// Query is an id (exact), a CPE string (vulnerabilities and
+	// advisories: match on part, vendor and product) or free text.
+	Query              string
+	Ecosystem, Package string
+	Limit              int
+}
+
+// ftsTerms splits free text into lower-case words of letters and digits,
+// at most 16.
+func ftsTerms(s string) []string {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	if len(words) > 16 {
+		words = words[:16]
+	}
+	for i, w := range words {
+		if len(w) > 64 {
+			words[i] = w[:64]
+		}
+	}
+	return words
+}
+
+// HasSearchableText reports whether s has a word full-text search can use.
+func HasSearchableText(s string) bool { return len(ftsTerms(s)) > 0 }
+
+// ftsQuery builds the engine's full-text query: each phrase's words ANDed,
+// its last word matched as a prefix, phrases ORed. ok is false when no word is left.
+func (s *Store) ftsQuery(phrases []string) (string, bool) {
+	var parts []string
+	for _, p := range phrases {
+		words := ftsTerms(p)
+		if len(words) == 0 {
+			continue
+		}
+		// Whole words, the last one also as a prefix (as typed so far):
+		// prefixes of every word would rank far larger match sets.
+		for i, w := range words {
+			star := ""
+			if i == len(words)-1 {
+				star = "*"
+			}
+			if s.dialect.name() == "postgres" {
+				words[i] = w + strings.ReplaceAll(star, "*", ":*")
+			} else {
+				words[i] = `"` + w + `"` + star
+			}
+		}
+		if s.dialect.name() == "postgres" {
+			parts = append(parts, "("+strings.Join(words, " & ")+")")
+		} else {
+			parts = append(parts, "("+strings.Join(words, " ")+")")
+		}
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	if s.dialect.name() == "postgres" {
+		return strings.Join(parts, " | "), true
+	}
+	return strings.Join(parts, " OR "), true
+}
+
+// textMatch returns the condition that row alias t of table (vulns,
+// vuln_exploits, vuln_advisories) matches the full-text query q.
+func (s *Store) textMatch(table, t string) string {
+	if s.dialect.name() == "postgres" {
+		return t + ".tsv @@ to_tsquery('english', ?)"
+	}
+	// The unary + keeps SQLite from driving the query from the matches
+	// (every match of a common word looked up in the table): it walks the
+	// date window and probes the match set instead.
+	return "+" + t + ".id IN (SELECT rowid FROM " + table + "_fts WHERE " + table + "_fts MATCH ?)"
+}
+
+// where accumulates ANDed conditions and their arguments.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) add(cond string, args ...any) {
+	w.conds = append(w.conds, cond)
+	w.args = append(w.args, args...)
+}
+
+func (w *where) String() string {
+	if len(w.conds) == 0 {
+		return "1=1"
+	}
+	return strings.Join(w.conds, " AND ")
+}
+
+// advisoryLink returns the condition that an advisory a matches the
+// source, ecosystem and package of f, or "" when f has none of them.
+func advisoryLink(f VulnFilter, a string) (string, []any) {
+	var conds []string
+	var args []any
+	if f.Source != "" {
+		conds = append(conds, a+".source = ?")
+		args = append(args, strings.ToLower(f.Source))
+	}
+	if f.Ecosystem != "" || f.Package != "" {
+		c := "EXISTS (SELECT 1 FROM vuln_advisory_packages p WHERE p.advisory_id = " + a + ".id"
+		if f.Ecosystem != "" {
+			eco := strings.ToLower(f.Ecosystem)
+			c += " AND (p.ecosystem = ? OR p.ecosystem_base = ?)"
+			args = append(args, eco, eco)
+		}
+		if f.Package != "" {
+			c += " AND p.name = ?"
+			args = append(args, strings.ToLower(f.Package))
+		}
+		conds = append(conds, c+")")
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+func splitIDs(ids []string) (cves, advs []string, edbs []any) {
+	for _, id := range ids {
+		switch {
+		case vuln.IsCVE(id):
+			cves = append(cves, id)
+		case strings.HasPrefix(id, "EDB-"):
+			if n, err := strconv.Atoi(id[4:]); err == nil {
+				edbs = append(edbs, n)
+			}
+		default:
+			advs = append(advs, id)
+		}
+	}
+	return cves, advs, edbs
+}
+
+// intArgs passes row ids (collected as text) back as integers.
+func intArgs(ss []string) []any {
+	out := make([]any, 0, len(ss))
+	for _, v := range ss {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func strArgs(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// matchClause returns the IDs-or-window-and-terms condition of f for a
+// table: idCond builds the id alternative (nil when f has no ids).
+func (s *Store) matchClause(f VulnFilter, table, t, dateCol string, idCond func() (string, []any)) (string, []any, error) {
+	window := t + "." + dateCol + " >= ?"
+	wargs := []any{f.Cutoff}
+	if len(f.Terms) > 0 {
+		q, ok := s.ftsQuery(f.Terms)
+		if !ok {
+			return "", nil, periscope.Errorf(periscope.EInvalid, "keywords must contain letters or digits.")
+		}
+		window += " AND " + s.textMatch(table, t)
+		wargs = append(wargs, q)
+	}
+	if len(f.IDs) == 0 {
+		return window, wargs, nil
+	}
+	ic, iargs := idCond()
+	if len(f.Terms) == 0 {
+		return ic, iargs, nil
+	}
+	return "((" + ic + ") OR (" + window + "))", append(iargs, wargs...), nil
+}
+
+// FeedVulns returns a page of the vulnerabilities f selects, newest first,
+// and how many there are.
+func (s *Store) FeedVulns(ctx context.Context, f VulnFilter) ([]vuln.Vulnerability, int, error) {
+	cves, advs, _ := splitIDs(f.IDs)
+	// Ids are resolved to CVEs first: one IN list keeps the plan an index
+	// lookup on both engines (an OR with a subquery is a scan on PostgreSQL).
+	if len(advs) > 0 {
+		err := s.collect(ctx, &cves, `SELECT aa.alias FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id IN (`+placeholders(len(advs))+`)`, strArgs(advs)...)
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	m, margs, err := s.matchClause(f, "vulns", "v", "published", func() (string, []any) {
+		return "v.cve_id IN (" + placeholders(len(cves)) + ")", strArgs(cves)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	var w where
+	w.add(m, margs...)
+	s.vulnFilters(&w, f)
+	if len(f.Terms) > 0 {
+		return s.pageVulnsText(ctx, w, "v.published DESC, v.id DESC", f.Limit, f.Offset)
+	}
+	return s.pageVulns(ctx, w, "v.published DESC, v.id DESC", f.Limit, f.Offset)
+}
+
+// pageVulnsText is pageVulns for conditions with a text match: the matches
+// inside a window are few, so one query finds the page's ids and the total
+// (COUNT(*) OVER ()), and the full-text match is evaluated once, not twice.
+func (s *Store) pageVulnsText(ctx context.Context, w where, order string, limit, offset int) ([]vuln.Vulnerability, int, error) {
+	rows, err := s.query(ctx, `SELECT v.id, COUNT(*) OVER () FROM vulns v WHERE `+w.String()+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
+		append(w.args, limit, offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list vulnerabilities: %w", err)
+	}
+	var ids []any
+	total := 0
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id, &total); err != nil {
+			rows.Close()
+			return nil, 0, fmt.Errorf("list vulnerabilities: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list vulnerabilities: %w", err)
+	}
+	if len(ids) == 0 {
+		if offset == 0 {
+			return []vuln.Vulnerability{}, 0, nil
+		}
+		// Past the last page: the total still has to be counted.
+		return s.pageVulns(ctx, w, order, limit, offset)
+	}
+	q := `SELECT ` + vulnCols + ` FROM vulns v` + vulnJoins + ` WHERE v.id IN (` + placeholders(len(ids)) + `) ORDER BY ` + order
+	vs, err := s.scanVulns(ctx, q, ids...)
+	return vs, total, err
+}
+
+// collect appends the first column of every row of q to dst.
+func (s *Store) collect(ctx context.Context, dst *[]string, q string, args ...any) error {
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("resolve ids: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return fmt.Errorf("resolve ids: %w", err)
+		}
+		*dst = append(*dst, v)
+	}
+	return rows.Err()
+}
+
+func (s *Store) vulnFilters(w *where, f VulnFilter) {
+	if f.Severity != "" {
+		w.add("v.severity = ?", f.Severity)
+	}
+	if f.KEV {
+		w.add("v.is_kev = 1")
+	}
+	if f.Exploit {
+		w.add("v.is_exploit = 1")
+	}
+	if c, args := advisoryLink(f, "a"); c != "" {
+		w.add("EXISTS (SELECT 1 FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE aa.alias = v.cve_id AND "+c+")", args...)
+	}
+}
+
+const vulnCols = `v.cve_id, v.published, v.last_modified, v.severity, v.is_kev, v.is_exploit, v.title, v.description, v.doc,
+	COALESCE(k.date_added, 0), COALESCE(k.due_date, 0), COALESCE(k.required_action, ''), COALESCE(e.epss, 0), COALESCE(e.percentile, 0)`
+
+const vulnJoins = ` LEFT JOIN vuln_kev k ON k.cve_id = v.cve_id LEFT JOIN vuln_epss e ON e.cve_id = v.cve_id`
+
+func (s *Store) pageVulns(ctx context.Context, w where, order string, limit, offset int) ([]vuln.Vulnerability, int, error) {
+	var total int
+	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM vulns v WHERE `+w.String(), w.args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count vulnerabilities: %w", err)
+	}
+	if total == 0 || offset >= total {
+		return []vuln.Vulnerability{}, total, nil
+	}
+	q := `SELECT ` + vulnCols + ` FROM vulns v` + vulnJoins + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+	vs, err := s.scanVulns(ctx, q, append(w.args, limit, offset)...)
+	return vs, total, err
+}
+
+func (s *Store) scanVulns(ctx context.Context, q string, args ...any) ([]vuln.Vulnerability, error) {
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list vulnerabilities: %w", err)
+	}
+	defer rows.Close()
+	out := []vuln.Vulnerability{}
+	for rows.Next() {
+		var v vuln.Vulnerability
+		var pub, mod, kevAdd, kevDue int64
+		var isKEV, isExploit int
+		var doc []byte
+		var kevAction string
+		if err := rows.Scan(&v.CVEID, &pub, &mod, &v.Severity, &isKEV, &isExploit, &v.Title, &v.Description, &doc,
+			&kevAdd, &kevDue, &kevAction, &v.EPSSScore, &v.EPSSPercentile); err != nil {
+			return nil, fmt.Errorf("list vulnerabilities: %w", err)
+		}
+		var d nvdDoc
+		if err := json.Unmarshal(doc, &d); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", v.CVEID, err)
+		}
+		v.Published, v.LastModified = fromUnix(pub), fromUnix(mod)
+		v.IsKEV, v.IsExploitAvailable = isKEV == 1, isExploit == 1
+		v.CVSSV3Score, v.CVSSV3Vector = d.CVSSV3Score, d.CVSSV3Vector
+		v.CVSSV2Score, v.CVSSV2Vector = d.CVSSV2Score, d.CVSSV2Vector
+		v.CVSSV4Score, v.CVSSV4Vector = d.CVSSV4Score, d.CVSSV4Vector
+		v.CWEs, v.CPEIDs, v.References = d.CWEs, d.CPEIDs, d.References
+		v.VulnStatus, v.SourceIdentifier = d.VulnStatus, d.SourceIdentifier
+		// The catalog is the authority on KEV dates; NVD copies them.
+		v.CISAExploitAdd, v.CISAActionDue, v.CISARequiredAction = fromUnix(d.CISAExploitAdd), fromUnix(d.CISAActionDue), d.CISARequiredAction
+		if kevAdd != 0 {
+			v.CISAExploitAdd, v.CISAActionDue, v.CISARequiredAction = fromUnix(kevAdd), fromUnix(kevDue), kevAction
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list vulnerabilities: %w", err)
+	}
+	return out, s.linkAdvisories(ctx, out)
+}
+
+// linkAdvisories fills in the ids of the advisories aliasing each CVE.
+func (s *Store) linkAdvisories(ctx context.Context, vs []vuln.Vulnerability) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	idx := map[string]int{}
+	args := make([]any, len(vs))
+	for i, v := range vs {
+		idx[v.CVEID] = i
+		args[i] = v.CVEID
+	}
+	rows, err := s.query(ctx, `SELECT aa.alias, a.adv_id FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id
+		WHERE aa.alias IN (`+placeholders(len(args))+`) ORDER BY a.adv_id`, args...)
+	if err != nil {
+		return fmt.Errorf("link advisories: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var alias, id string
+		if err := rows.Scan(&alias, &id); err != nil {
+			return fmt.Errorf("link advisories: %w", err)
+		}
+		v := &vs[idx[alias]]
+		v.Advisories = append(v.Advisories, id)
+	}
+	return rows.Err()
+}
+
+// FeedExploits returns a page of the exploits f selects, newest first.
+func (s *Store) FeedExploits(ctx context.Context, f VulnFilter) ([]vuln.Exploit, int, error) {
+	cves, _, edbs := splitIDs(f.IDs)
+	var rowIDs []string
+	if len(f.IDs) > 0 {
+		err := s.collect(ctx, &rowIDs, `SELECT CAST(id AS TEXT) FROM vuln_exploits WHERE edb_id IN (`+placeholders(len(edbs))+`)
+			UNION SELECT CAST(exploit_id AS TEXT) FROM vuln_exploit_cves WHERE cve_id IN (`+placeholders(len(cves))+`)`, append(edbs, strArgs(cves)...)...)
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	m, margs, err := s.matchClause(f, "vuln_exploits", "x", "date_added", func() (string, []any) {
+		return "x.id IN (" + placeholders(len(rowIDs)) + ")", intArgs(rowIDs)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	var w where
+	w.add(m, margs...)
+	s.exploitFilters(&w, f)
+	var total int
+	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM vuln_exploits x WHERE `+w.String(), w.args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count exploits: %w", err)
+	}
+	if total == 0 || f.Offset >= total {
+		return []vuln.Exploit{}, total, nil
+	}
+	xs, err := s.scanExploits(ctx, `SELECT x.doc FROM vuln_exploits x WHERE `+w.String()+` ORDER BY x.date_added DESC, x.edb_id DESC LIMIT ? OFFSET ?`,
+		append(w.args, f.Limit, f.Offset)...)
+	return xs, total, err
+}
+
+func (s *Store) exploitFilters(w *where, f VulnFilter) {
+	var vc []string
+	var vargs []any
+	if f.Severity != "" {
+		vc = append(vc, "v.severity = ?")
+		vargs = append(vargs, f.Severity)
+	}
+	if f.KEV {
+		vc = append(vc, "v.is_kev = 1")
+	}
+	if len(vc) > 0 {
+		w.add("EXISTS (SELECT 1 FROM vuln_exploit_cves ec JOIN vulns v ON v.cve_id = ec.cve_id WHERE ec.exploit_id = x.id AND "+strings.Join(vc, " AND ")+")", vargs...)
+	}
+	if c, args := advisoryLink(f, "a"); c != "" {
+		w.add("EXISTS (SELECT 1 FROM vuln_exploit_cves ec JOIN vuln_advisory_aliases aa ON aa.alias = ec.cve_id JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE ec.exploit_id = x.id AND "+c+")", args...)
+	}
+}
+
+func (s *Store) scanExploits(ctx context.Context, q string, args ...any) ([]vuln.Exploit, error) {
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list exploits: %w", err)
+	}
+	defer rows.Close()
+	out := []vuln.Exploit{}
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("list exploits: %w", err)
+		}
+		var d exploitDoc
+		if err := json.Unmarshal(doc, &d); err != nil {
+			return nil, fmt.Errorf("decode exploit: %w", err)
+		}
+		d.Exploit.CVEIDs = d.CVEs
+		out = append(out, d.Exploit)
+	}
+	return out, rows.Err()
+}
+
+// FeedAdvisories returns a page of the advisories f selects, newest first.
+func (s *Store) FeedAdvisories(ctx context.Context, f VulnFilter) ([]vuln.Advisory, int, error) {
+	var rowIDs []string
+	if len(f.IDs) > 0 {
+		ids := strArgs(f.IDs)
+		err := s.collect(ctx, &rowIDs, `SELECT CAST(id AS TEXT) FROM vuln_advisories WHERE adv_id IN (`+placeholders(len(ids))+`)
+			UNION SELECT CAST(advisory_id AS TEXT) FROM vuln_advisory_aliases WHERE alias IN (`+placeholders(len(ids))+`)`, append(ids, ids...)...)
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	m, margs, err := s.matchClause(f, "vuln_advisories", "a", "published", func() (string, []any) {
+		return "a.id IN (" + placeholders(len(rowIDs)) + ")", intArgs(rowIDs)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	var w where
+	w.add(m, margs...)
+	s.advisoryFilters(&w, f)
+	var total int
+	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM vuln_advisories a WHERE `+w.String(), w.args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count advisories: %w", err)
+	}
+	if total == 0 || f.Offset >= total {
+		return []vuln.Advisory{}, total, nil
+	}
+	as, err := s.scanAdvisories(ctx, `SELECT a.doc FROM vuln_advisories a WHERE `+w.String()+` ORDER BY a.published DESC, a.id DESC LIMIT ? OFFSET ?`,
+		append(w.args, f.Limit, f.Offset)...)
+	return as, total, err
+}
+
+func (s *Store) advisoryFilters(w *where, f VulnFilter) {
+	if c, args := advisoryLink(f, "a"); c != "" {
+		w.add(c, args...)
+	}
+	if f.Severity != "" {
+		w.add("a.severity = ?", f.Severity)
+	}
+	var vc []string
+	if f.KEV {
+		vc = append(vc, "v.is_kev = 1")
+	}
+	if f.Exploit {
+		vc = append(vc, "v.is_exploit = 1")
+	}
+	if len(vc) > 0 {
+		w.add("EXISTS (SELECT 1 FROM vuln_advisory_aliases aa JOIN vulns v ON v.cve_id = aa.alias WHERE aa.advisory_id = a.id AND " + strings.Join(vc, " AND ") + ")")
+	}
+}
+
+func (s *Store) scanAdvisories(ctx context.Context, q string, args ...any) ([]vuln.Advisory, error) {
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list advisories: %w", err)
+	}
+	defer rows.Close()
+	out := []vuln.Advisory{}
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("list advisories: %w", err)
+		}
+		var d advisoryDoc
+		var a vuln.Advisory
+		if err := json.Unmarshal(doc, &d); err != nil {
+			return nil, fmt.Errorf("decode advisory: %w", err)
+		}
+		if err := json.Unmarshal(d.Advisory, &a); err != nil {
+			return nil, fmt.Errorf("decode advisory: %w", err)
+		}
+		a.CVSSVector, a.CVSSScore, a.Withdrawn = d.CVSSVector, d.CVSSScore, fromUnix(d.Withdrawn)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// searchKind tells what a search query is.
+func searchKind(q string) (id string, cpe string, isID, isCPE bool) {
+	if id, ok := vuln.CanonicalID(q); ok {
+		return id, "", true, false
+	}
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(q)), "cpe:") {
+		// A malformed CPE gives an empty key, which callers report.
+		key, _ := CPEKey(q)
+		return "", key, false, true
+	}
+	return "", "", false, false
+}
+
+func errBadCPE(q string) error {
+	return periscope.Errorf(periscope.EInvalid, "query looks like a CPE but does not name a part, vendor and product (e.g. cpe:2.3:a:apache:log4j): %q.", clip(q))
+}
+
+// pgRankWindow is how many of the newest matches PostgreSQL ranks.
+const pgRankWindow = 500
+
+// rankedSource returns the FROM clause of a ranked full-text search of
+// table as alias t, its arguments and the ORDER BY. On SQLite the FTS5
+// table is ranked first (bm25, title weighted 10:1) and, when nothing else
+// filters, cut to limit before the join, so a common word never joins
+// every match; on PostgreSQL the GIN index finds the matches and ts_rank
+// orders them (the newest pgRankWindow of them when nothing else filters).
+func (s *Store) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
+	if s.dialect.name() == "postgres" {
+		order := "ts_rank(" + t + ".tsv, fq) DESC, " + t + ".id DESC"
+		if filtered {
+			return table + " " + t + " CROSS JOIN to_tsquery('english', ?) fq", []any{fq}, order
+		}
+		// ts_rank reads every match's tsvector from the heap: a common
+		// word would rank tens of thousands of rows. Rank the newest
+		// pgRankWindow matches instead, which the date index yields.
+		date := "published"
+		if table == "vuln_exploits" {
+			date = "date_added"
+		}
+		src := "(SELECT * FROM " + table + " WHERE tsv @@ to_tsquery('english', ?) ORDER BY " + date + " DESC, id DESC LIMIT " +
+			strconv.Itoa(pgRankWindow) + ") " + t + " CROSS JOIN to_tsquery('english', ?) fq"
+		return src, []any{fq, fq}, order
+	}
+	w := "10.0, 1.0"
+	if table == "vuln_exploits" {
+		w = "1.0"
+	}
+	inner := "SELECT rowid AS rid, bm25(" + table + "_fts, " + w + ") AS score FROM " + table + "_fts WHERE " + table + "_fts MATCH ?"
+	args := []any{fq}
+	if !filtered {
+		inner += " ORDER BY score LIMIT ?"
+		args = append(args, limit)
+	}
+	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
+}
+
+// textCond is the WHERE condition of rankedSource on PostgreSQL.
+func (s *Store) textCond(t string) string {
+	if s.dialect.name() == "postgres" {
+		return t + ".tsv @@ fq"
+	}
+	return ""
+}
+
+func textQuery(s *Store, q string) (string, error) {
+	fq, ok := s.ftsQuery([]string{q})
+	if !ok {
+		return "", periscope.Errorf(periscope.EInvalid, "query must contain letters or digits.")
+	}
+	return fq, nil
+}
+
+// SearchVulns answers a vulnerability search: an id matches exactly (an
+// advisory id gives the CVEs it aliases), a CPE matches the records whose
+// criteria name the same part, vendor and product (versions are not
+// compared), other text is full-text search ranked by relevance.
+func (s *Store) SearchVulns(ctx context.Context, q VulnSearch) ([]vuln.Vulnerability, error) {
+	f := VulnFilter{Ecosystem: q.Ecosystem, Package: q.Package}
+	var w where
+	from, fargs, order := "vulns v", []any(nil), "v.published DESC, v.id DESC"
+	id, cpe, isID, isCPE := searchKind(q.Query)
+	switch {
+	case isID && vuln.IsCVE(id):
+		w.add("v.cve_id = ?", id)
+	case isID:
+		w.add("v.cve_id IN (SELECT aa.alias FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id = ? UNION SELECT alias FROM vuln_advisory_aliases WHERE advisory_id IN (SELECT advisory_id FROM vuln_advisory_aliases WHERE alias = ?))", id, id)
+	case isCPE:
+		if cpe == "" {
+			return nil, errBadCPE(q.Query)
+		}
+		if q.Ecosystem != "" || q.Package != "" {
+			w.add("v.id IN (SELECT vuln_id FROM vuln_cpes WHERE cpe_key = ?)", cpe)
+		} else {
+			// The newest matches straight from the index, however many
+			// CVEs name the product.
+			w.add("v.id IN (SELECT vuln_id FROM vuln_cpes WHERE cpe_key = ? ORDER BY published DESC, vuln_id DESC LIMIT ?)", cpe, q.Limit)
+		}
+	default:
+		fq, err := textQuery(s, q.Query)
+		if err != nil {
+			return nil, err
+		}
+		from, fargs, order = s.rankedSource("vulns", "v", fq, f.Ecosystem != "" || f.Package != "", q.Limit)
+		if c := s.textCond("v"); c != "" {
+			w.add(c)
+		}
+	}
+	s.vulnFilters(&w, f)
+	sq := `SELECT ` + vulnCols + ` FROM ` + from + vulnJoins + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
+	return s.scanVulns(ctx, sq, append(append(fargs, w.args...), q.Limit)...)
+}
+
+// SearchAdvisories answers an advisory search: an id matches the advisory
+// or those aliasing it, a CPE the advisories aliasing CVEs of that
+// product, other text is ranked full-text search.
+func (s *Store) SearchAdvisories(ctx context.Context, q VulnSearch) ([]vuln.Advisory, error) {
+	f := VulnFilter{Ecosystem: q.Ecosystem, Package: q.Package}
+	var w where
+	from, fargs, order := "vuln_advisories a", []any(nil), "a.published DESC, a.id DESC"
+	id, cpe, isID, isCPE := searchKind(q.Query)
+	switch {
+	case isID:
+		w.add("(a.adv_id = ? OR a.id IN (SELECT advisory_id FROM vuln_advisory_aliases WHERE alias = ?))", id, id)
+	case isCPE:
+		if cpe == "" {
+			return nil, errBadCPE(q.Query)
+		}
+		w.add("a.id IN (SELECT aa.advisory_id FROM vuln_advisory_aliases aa JOIN vulns v ON v.cve_id = aa.alias JOIN vuln_cpes c ON c.vuln_id = v.id WHERE c.cpe_key = ?)", cpe)
+	default:
+		fq, err := textQuery(s, q.Query)
+		if err != nil {
+			return nil, err
+		}
+		from, fargs, order = s.rankedSource("vuln_advisories", "a", fq, f.Ecosystem != "" || f.Package != "", q.Limit)
+		if c := s.textCond("a"); c != "" {
+			w.add(c)
+		}
+	}
+	s.advisoryFilters(&w, f)
+	sq := `SELECT a.doc FROM ` + from + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
+	return s.scanAdvisories(ctx, sq, append(append(fargs, w.args...), q.Limit)...)
+}
+
+// SearchExploits answers an exploit search: a CVE id gives its exploits,
+// EDB-<n> or a bare number one exploit, other text ranked full-text search
+// of the titles.
+func (s *Store) SearchExploits(ctx context.Context, q VulnSearch) ([]vuln.Exploit, error) {
+	f := VulnFilter{Ecosystem: q.Ecosystem, Package: q.Package}
+	var w where
+	from, fargs, order := "vuln_exploits x", []any(nil), "x.date_added DESC, x.edb_id DESC"
+	id, _, isID, _ := searchKind(q.Query)
+	t := strings.TrimSpace(q.Query)
+	edb, numErr := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(strings.ToUpper(t), "EDB-ID:"), "EDB-"))
+	switch {
+	case isID && vuln.IsCVE(id):
+		w.add("x.id IN (SELECT exploit_id FROM vuln_exploit_cves WHERE cve_id = ?)", id)
+	case isID:
+		w.add("x.id IN (SELECT ec.exploit_id FROM vuln_exploit_cves ec JOIN vuln_advisory_aliases aa ON aa.alias = ec.cve_id JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id = ?)", id)
+	case numErr == nil && edb > 0:
+		w.add("x.edb_id = ?", edb)
+	default:
+		fq, err := textQuery(s, q.Query)
+		if err != nil {
+			return nil, err
+		}
+		from, fargs, order = s.rankedSource("vuln_exploits", "x", fq, f.Ecosystem != "" || f.Package != "", q.Limit)
+		if c := s.textCond("x"); c != "" {
+			w.add(c)
+		}
+	}
+	s.exploitFilters(&w, f)
+	sq := `SELECT x.doc FROM ` + from + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
+	return s.scanExploits(ctx, sq, append(append(fargs, w.args...), q.Limit)...)
+}
+
+// OptimizeVulns refreshes what the query planner knows after a bulk load:
+// on PostgreSQL a VACUUM (ANALYZE) of the vulnerability tables (statistics
+// and the visibility map that lets counts be index-only; deployments with
+// autovacuum off get nothing else), on SQLite PRAGMA optimize.
+func (s *Store) OptimizeVulns(ctx context.Context) error {
+	q := `PRAGMA optimize`
+	if s.dialect.name() == "postgres" {
+		q = `VACUUM (ANALYZE) vulns, vuln_cpes, vuln_kev, vuln_epss, vuln_exploits, vuln_exploit_cves,
+			vuln_advisories, vuln_advisory_aliases, vuln_advisory_packages`
+	}
+	if _, err := s.db.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("optimize vulnerability tables: %w", err)
+	}
+	return nil
+}
+
+// VulnCounts reports how many records of each kind are stored.
+type VulnCounts struct {
+	Vulnerabilities, Advisories, Exploits, KEV, EPSS int
+}
+
+// CountVulns counts the stored records.
+func (s *Store) CountVulns(ctx context.Context) (VulnCounts, error) {
+	var c VulnCounts
+	err := s.queryRow(ctx, `SELECT (SELECT COUNT(*) FROM vulns), (SELECT COUNT(*) FROM vuln_advisories), (SELECT COUNT(*) FROM vuln_exploits),
+		(SELECT COUNT(*) FROM vuln_kev), (SELECT COUNT(*) FROM vuln_epss)`).Scan(&c.Vulnerabilities, &c.Advisories, &c.Exploits, &c.KEV, &c.EPSS)
+	if err != nil {
+		return c, fmt.Errorf("count vulnerability records: %w", err)
+	}
+	return c, nil
+}
+
+// SyncState is the stored state of one upstream feed of the scheduled sync.
+type SyncState struct {
+	Source       string
+	URL          string
+	ETag         string
+	LastModified string
+	LastAttempt  int64
+	LastSuccess  int64
+	LastError    string
+	Records      int64
+}
+
+// VulnSyncStates returns the sync state of every source, by source name.
+func (s *Store) VulnSyncStates(ctx context.Context) (map[string]SyncState, error) {
+	rows, err := s.query(ctx, `SELECT source, url, etag, last_modified, last_attempt, last_success, last_error, records FROM vuln_sync`)
+	if err != nil {
+		return nil, fmt.Errorf("read sync state: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]SyncState{}
+	for rows.Next() {
+		var st SyncState
+		if err := rows.Scan(&st.Source, &st.URL, &st.ETag, &st.LastModified, &st.LastAttempt, &st.LastSuccess, &st.LastError, &st.Records); err != nil {
+			return nil, fmt.Errorf("read sync state: %w", err)
+		}
+		out[st.Source] = st
+	}
+	return out, rows.Err()
+}
+
+// PutVulnSyncState stores the sync state of a source.
+func (s *Store) PutVulnSyncState(ctx context.Context, st SyncState) error {
+	_, err := s.exec(ctx, `INSERT INTO vuln_sync (source, url, etag, last_modified, last_attempt, last_success, last_error, records)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source) DO UPDATE SET url = excluded.url, etag = excluded.etag,
+		last_modified = excluded.last_modified, last_attempt = excluded.last_attempt, last_success = excluded.last_success,
+		last_error = excluded.last_error, records = excluded.records`,
+		st.Source, st.URL, st.ETag, st.LastModified, st.LastAttempt, st.LastSuccess, st.LastError, st.Records)
+	if err != nil {
+		return fmt.Errorf("store sync state of %s: %w", st.Source, err)
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+// Package vulnsync keeps the vulnerability-intelligence data fresh from
+// upstream feeds on a schedule: conditional downloads (ETag and
+// If-Modified-Since, remembered in the store), retries with backoff on 429
+// and 5xx (vuln.Fetcher), incremental NVD API windows from the last
+// successful sync, and a stored status per source for /metrics.
+package vulnsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/vuln"
+	"github.com/periscope-oss/periscope/internal/vulningest"
+)
+
+// The official locations of the feeds.
+const (
+	DefaultKEVURL       = "https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json"
+	DefaultEPSSURL      = "https://epss.empiricalsecurity.com/epss_scores-current.csv.gz"
+	DefaultExploitDBURL = "https://gitlab.com/exploit-database/exploitdb/-/raw/main/files_exploits.csv"
+	// DefaultOSVURL is the per-ecosystem archive; {ecosystem} is replaced.
+	DefaultOSVURL = "https://osv-vulnerabilities.storage.googleapis.com/{ecosystem}/all.zip"
+	DefaultNVDURL = vuln.NVDAPIURL
+)
+
+// DefaultOSVEcosystems are the OSV ecosystems synced by default.
+var DefaultOSVEcosystems = []string{"Go", "PyPI", "npm", "Maven", "crates.io", "RubyGems", "NuGet", "Packagist"}
+
+// nvdFirstSync is how far back the first NVD API sync reaches; later syncs
+// start where the last successful one ended.
+const nvdFirstSync = 120 * 24 * time.Hour
+
+// Source is one feed to download: a kind of vulningest and its URL.
+type Source struct {
+	Name string // unique, e.g. "kev" or "osv:PyPI"
+	Kind string
+	URL  string
+}
+
+// Config says what to sync.
+type Config struct {
+	KEVURL, EPSSURL, ExploitDBURL string // "" leaves the source out
+	OSVURL                        string // with {ecosystem}; "" leaves OSV out
+	OSVEcosystems                 []string
+	NVDURL                        string // NVD CVE API 2.0; "" leaves NVD out
+	NVDAPIKey                     string
+}
+
+// Sources lists the downloads of c (NVD, paged, is handled apart).
+func (c Config) Sources() []Source {
+	var out []Source
+	if c.KEVURL != "" {
+		out = append(out, Source{"kev", vulningest.KEV, c.KEVURL})
+	}
+	if c.EPSSURL != "" {
+		out = append(out, Source{"epss", vulningest.EPSS, c.EPSSURL})
+	}
+	if c.ExploitDBURL != "" {
+		out = append(out, Source{"exploitdb", vulningest.ExploitDB, c.ExploitDBURL})
+	}
+	if c.OSVURL != "" {
+		for _, eco := range c.OSVEcosystems {
+			if eco = strings.TrimSpace(eco); eco != "" {
+				out = append(out, Source{"osv:" + eco, vulningest.OSV, strings.ReplaceAll(c.OSVURL, "{ecosystem}", eco)})
+			}
+		}
+	}
+	return out
+}
+
+// Syncer runs the scheduled sync.
+type Syncer struct {
+	Store   *store.Store
+	Fetcher *vuln.Fetcher
+	Config  Config
+	// Interval between runs; Run needs it > 0.
+	Interval time.Duration
+	Log      *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// NVDPageDelay is slept between NVD API pages (NVD asks for ~6 s
+	// without a key); 0 means none.
+	NVDPageDelay time.Duration
+}
+
+func (s *Syncer) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Syncer) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Run syncs at once and then every Interval until ctx ends.
+func (s *Syncer) Run(ctx context.Context) error {
+	if s.Interval <= 0 {
+		return errors.New("vulnerability sync: interval must be > 0")
+	}
+	for {
+		if err := s.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log().Warn("vulnerability sync finished with errors", "err", err)
+		}
+		t := time.NewTimer(s.Interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// RunOnce syncs every source once. A failing source does not stop the
+// others; the errors are joined.
+func (s *Syncer) RunOnce(ctx context.Context) error {
+	states, err := s.Store.VulnSyncStates(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	in := &vulningest.Ingester{Store: s.Store}
+	for _, src := range s.Config.Sources() {
+		if err := s.syncSource(ctx, in, src, states[src.Name]); err != nil {
+			errs = append(errs, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if s.Config.NVDURL != "" {
+		if err := s.syncNVD(ctx, in, states["nvd"]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.Store.OptimizeVulns(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Syncer) syncSource(ctx context.Context, in *vulningest.Ingester, src Source, st store.SyncState) error {
+	start := s.now()
+	st.Source, st.LastAttempt = src.Name, start.Unix()
+	prev := vuln.Validators{}
+	if st.URL == src.URL {
+		prev = vuln.Validators{ETag: st.ETag, LastModified: st.LastModified}
+	}
+	st.URL = src.URL
+	resp, err := s.Fetcher.Get(ctx, src.URL, prev, nil)
+	switch {
+	case errors.Is(err, vuln.ErrNotModified):
+		st.LastSuccess, st.LastError = start.Unix(), ""
+		s.log().Info("vulnerability sync: not modified", "source", src.Name)
+		return s.Store.PutVulnSyncState(context.WithoutCancel(ctx), st)
+	case err != nil:
+		return s.fail(ctx, st, err)
+	}
+	defer resp.Body.Close()
+	sum, err := in.IngestReader(ctx, src.Kind, src.URL, resp.Body, nil)
+	if err != nil {
+		// Batches stored before the error stay; the validators are not
+		// kept, so the next run downloads the feed again.
+		return s.fail(ctx, st, err)
+	}
+	st.ETag, st.LastModified = resp.Validators.ETag, resp.Validators.LastModified
+	st.LastSuccess, st.LastError, st.Records = start.Unix(), "", int64(sum.Read)
+	s.log().Info("vulnerability sync", "source", src.Name, "read", sum.Read, "inserted", sum.Inserted, "updated", sum.Updated,
+		"unchanged", sum.Unchanged, "rejected", sum.Rejected, "duration", sum.Duration.String())
+	return s.Store.PutVulnSyncState(context.WithoutCancel(ctx), st)
+}
+
+func (s *Syncer) fail(ctx context.Context, st store.SyncState, err error) error {
+	st.LastError = err.Error()
+	s.log().Warn("vulnerability sync failed", "source", st.Source, "err", err)
+	if perr := s.Store.PutVulnSyncState(context.WithoutCancel(ctx), st); perr != nil {
+		return errors.Join(err, perr)
+	}
+	return fmt.Errorf("sync %s: %w", st.Source, err)
+}
+
+// syncNVD fetches the CVEs modified since the last successful NVD sync
+// (nvdFirstSync back the first time).
+func (s *Syncer) syncNVD(ctx context.Context, in *vulningest.Ingester, st store.SyncState) error {
+	end := s.now().UTC()
+	st.Source, st.URL, st.LastAttempt = "nvd", s.Config.NVDURL, end.Unix()
+	start := end.Add(-nvdFirstSync)
+	if st.LastSuccess > 0 {
+		// Overlap a little: NVD stamps lastModified before publishing.
+		start = time.Unix(st.LastSuccess, 0).UTC().Add(-time.Hour)
+	}
+	c := &vuln.NVDClient{Fetcher: s.Fetcher, BaseURL: s.Config.NVDURL, APIKey: s.Config.NVDAPIKey, PageDelay: s.NVDPageDelay}
+	sum, err := in.IngestNVDAPI(ctx, c, start, end)
+	if err != nil {
+		return s.fail(ctx, st, err)
+	}
+	st.LastSuccess, st.LastError, st.Records = end.Unix(), "", int64(sum.Read)
+	s.log().Info("vulnerability sync", "source", "nvd", "read", sum.Read, "inserted", sum.Inserted, "updated", sum.Updated,
+		"unchanged", sum.Unchanged, "rejected", sum.Rejected, "duration", sum.Duration.String())
+	return s.Store.PutVulnSyncState(context.WithoutCancel(ctx), st)
+}
