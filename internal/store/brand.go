@@ -717,7 +717,7 @@ func (s *Store) HostsNamed(ctx context.Context, names []string) (map[string]host
 				return nil, fmt.Errorf("find hosts: %w", err)
 			}
 			var h host.Host
-			if err := json.Unmarshal(doc, &h); err != nil {
+			if err := decodeHostDoc(doc, &h); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("decode host: %w", err)
 			}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -146,7 +145,7 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []host.Host, no
 			continue
 		}
 		var prev host.Host
-		if err := json.Unmarshal(old.doc, &prev); err != nil {
+		if err := decodeHostDoc(old.doc, &prev); err != nil {
 			return nil, fmt.Errorf("decode stored host %q: %w", h.Host, err)
 		}
 		// An observation older than what is stored fills gaps but does
@@ -158,9 +157,9 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []host.Host, no
 		} else {
 			merged = host.Merge(prev, h)
 		}
-		doc, err := json.Marshal(merged)
+		doc, err := encodeHostDoc(merged)
 		if err != nil {
-			return nil, fmt.Errorf("encode host %q: %w", h.Host, err)
+			return nil, err
 		}
 		if bytes.Equal(doc, old.doc) {
 			st.Unchanged++
@@ -275,7 +274,7 @@ const hostCols = `name, rkey, domain, ip, ipkey, is_live, is_resolvable, is_clou
 func hostArgs(h host.Host, doc []byte) []any {
 	return []any{h.Host, host.ReverseKey(h.Host), h.Domain, h.IPAddress, IPKey(h.IPAddress),
 		b2i(h.IsLive), b2i(h.IsResolvable), b2i(h.IsCloud), b2i(h.IsCDN), b2i(h.IsCloudflare),
-		b2i(h.HasIPv6), b2i(h.HasPrivateIP), strings.ToLower(h.HTTPTitle), h.FirstSeen, h.LastSeen, string(doc)}
+		b2i(h.HasIPv6), b2i(h.HasPrivateIP), strings.ToLower(h.HTTPTitle), h.FirstSeen, h.LastSeen, doc}
 }
 
 // IPKey returns the index key of an IP address: its 16 bytes (an IPv4
@@ -304,9 +303,9 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, hs []host.Host) (map
 	q.WriteString(`INSERT INTO hosts (` + hostCols + `) VALUES `)
 	args := make([]any, 0, 16*len(hs))
 	for i, h := range hs {
-		doc, err := json.Marshal(h)
+		doc, err := encodeHostDoc(h)
 		if err != nil {
-			return nil, fmt.Errorf("encode host %q: %w", h.Host, err)
+			return nil, err
 		}
 		if i > 0 {
 			q.WriteByte(',')
@@ -365,7 +364,7 @@ func (s *Store) Host(ctx context.Context, name string) (host.Host, error) {
 		return host.Host{}, fmt.Errorf("find host %q: %w", n.Host, err)
 	}
 	var h host.Host
-	if err := json.Unmarshal(doc, &h); err != nil {
+	if err := decodeHostDoc(doc, &h); err != nil {
 		return host.Host{}, fmt.Errorf("decode host %q: %w", n.Host, err)
 	}
 	return h, nil

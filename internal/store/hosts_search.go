@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -184,7 +183,7 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 			return HostPage{}, fmt.Errorf("search hosts: %w", err)
 		}
 		var h host.Host
-		if err := json.Unmarshal(doc, &h); err != nil {
+		if err := decodeHostDoc(doc, &h); err != nil {
 			return HostPage{}, fmt.Errorf("decode host: %w", err)
 		}
 		page.Hosts = append(page.Hosts, h)
@@ -315,7 +314,7 @@ func (s *Store) EachHost(ctx context.Context, domain string, fn func(host.Host) 
 				return fmt.Errorf("read hosts: %w", err)
 			}
 			var h host.Host
-			if err := json.Unmarshal(doc, &h); err != nil {
+			if err := decodeHostDoc(doc, &h); err != nil {
 				rows.Close()
 				return fmt.Errorf("decode host: %w", err)
 			}

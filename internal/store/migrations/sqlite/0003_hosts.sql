@@ -21,7 +21,7 @@ CREATE TABLE hosts (
     http_title TEXT NOT NULL DEFAULT '',
     first_seen INTEGER NOT NULL DEFAULT 0,
     last_seen INTEGER NOT NULL DEFAULT 0,
-    doc TEXT NOT NULL
+    doc BLOB NOT NULL
 );
 CREATE UNIQUE INDEX hosts_name ON hosts (name);
 -- Subdomain listing: a range of reversed-label keys, covering resolvability
