@@ -19,6 +19,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // benchAuth measures GET /api/v1/auth/status through the full stack (key
@@ -52,12 +53,7 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	a := periscope.Account{Company: fmt.Sprintf("bench-%d", time.Now().UnixNano()), Plan: "bench", CreditsPerMonth: 1, MaxResultsPerRequest: 100}
-	u := periscope.User{Email: a.Company + "@bench.local"}
-	if err := st.CreateAccount(ctx, &a, &u); err != nil {
-		return err
-	}
-	key, _, err := st.CreateKey(ctx, a.ID, u.ID, "bench")
+	key, err := benchKey(ctx, st, periscope.Account{CreditsPerMonth: 1, MaxResultsPerRequest: 100})
 	if err != nil {
 		return err
 	}
@@ -218,4 +214,19 @@ func listenBoth(ctx context.Context, e env, srv, bare http.Handler, key string) 
 		hs.Close()
 	}
 	return nil
+}
+
+// benchKey creates a benchmark account shaped like a (with a unique
+// company) and returns a key of it.
+func benchKey(ctx context.Context, st *store.Store, a periscope.Account) (string, error) {
+	a.Company, a.Plan = fmt.Sprintf("bench-%d", time.Now().UnixNano()), "bench"
+	u := periscope.User{Email: a.Company + "@bench.local"}
+	if err := st.CreateAccount(ctx, &a, &u); err != nil {
+		return "", fmt.Errorf("create the benchmark account: %w", err)
+	}
+	key, _, err := st.CreateKey(ctx, a.ID, u.ID, "bench")
+	if err != nil {
+		return "", fmt.Errorf("create the benchmark key: %w", err)
+	}
+	return key, nil
 }

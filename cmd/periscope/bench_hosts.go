@@ -143,13 +143,7 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		defer st.Close()
-		a := periscope.Account{Company: fmt.Sprintf("bench-%d", time.Now().UnixNano()), Plan: "bench",
-			CreditsPerMonth: 1 << 30, MaxResultsPerRequest: 100000}
-		u := periscope.User{Email: a.Company + "@bench.local"}
-		if err := st.CreateAccount(ctx, &a, &u); err != nil {
-			return err
-		}
-		k, _, err := st.CreateKey(ctx, a.ID, u.ID, "bench")
+		k, err := benchKey(ctx, st, periscope.Account{CreditsPerMonth: 1 << 30, MaxResultsPerRequest: 100000})
 		if err != nil {
 			return err
 		}

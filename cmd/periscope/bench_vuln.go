@@ -166,13 +166,8 @@ type benchQuery struct {
 }
 
 func benchVulnQueries(ctx context.Context, e env, st *store.Store, g *vulngen.Generator, conns int, dur time.Duration, only string) error {
-	a := periscope.Account{Company: fmt.Sprintf("bench-%d", time.Now().UnixNano()), Plan: "bench", OEM: true,
-		CreditsPerMonth: 1 << 40, OEMCreditsPerMonth: 1 << 40, MaxResultsPerRequest: 100}
-	u := periscope.User{Email: a.Company + "@bench.local"}
-	if err := st.CreateAccount(ctx, &a, &u); err != nil {
-		return err
-	}
-	key, _, err := st.CreateKey(ctx, a.ID, u.ID, "bench")
+	key, err := benchKey(ctx, st, periscope.Account{OEM: true,
+		CreditsPerMonth: 1 << 40, OEMCreditsPerMonth: 1 << 40, MaxResultsPerRequest: 100})
 	if err != nil {
 		return err
 	}

@@ -127,7 +127,7 @@ func addBrandIngesters(m map[string]ingester) {
 type brandRun struct {
 	mon     *monitor.Monitor
 	st      *store.Store
-	prog    *hostProgress
+	prog    *progress
 	start   time.Time
 	sum     hostingest.Summary // certificates (names for zone and domain-only streams)
 	hosts   store.HostStats
@@ -144,7 +144,7 @@ type brandRun struct {
 const brandBatch = 500
 
 func newBrandRun(mon *monitor.Monitor, st *store.Store, progress io.Writer) *brandRun {
-	return &brandRun{mon: mon, st: st, prog: newHostProgress(progress), start: time.Now()}
+	return &brandRun{mon: mon, st: st, prog: newProgress(progress), start: time.Now()}
 }
 
 func brandIngester(kind string, source func(ctx context.Context, b *brandRun, src string) error) ingester {
@@ -252,7 +252,7 @@ func (b *brandRun) flush(ctx context.Context) error {
 		b.match.Add(res)
 	}
 	b.sum.Duration = time.Since(b.start)
-	b.prog.update(b.sum)
+	b.prog.update(hostCounts(b.sum))
 	return nil
 }
 

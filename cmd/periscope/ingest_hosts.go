@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/scan"
@@ -61,7 +59,7 @@ func ingestHostSources(ctx context.Context, e env, in *hostingest.Ingester, f sc
 	if err != nil {
 		return err
 	}
-	p := newHostProgress(e.stderr)
+	p := newProgress(e.stderr)
 	var total hostingest.Summary
 	var firstErr error
 	for _, src := range files {
@@ -69,10 +67,10 @@ func ingestHostSources(ctx context.Context, e env, in *hostingest.Ingester, f sc
 		sum, err := ingestHostSource(ctx, in, f, src, func(s hostingest.Summary) {
 			b := base
 			b.Add(s)
-			p.update(b)
+			p.update(hostCounts(b))
 		})
 		total.Add(sum)
-		p.update(total)
+		p.update(hostCounts(total))
 		if err != nil {
 			// Batches stored before the error stay stored; go on with
 			// the other sources and report the error at the end.
@@ -156,54 +154,6 @@ func expandHostSources(sources []string) ([]string, error) {
 		out = append(out, files...)
 	}
 	return out, nil
-}
-
-// hostProgress shows ingest progress on stderr: a bar redrawn in place on a
-// terminal, a plain line every few seconds otherwise.
-type hostProgress struct {
-	w     io.Writer
-	tty   bool
-	start time.Time
-	last  time.Time
-	drawn bool
-}
-
-func newHostProgress(w io.Writer) *hostProgress {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
-	now := time.Now()
-	return &hostProgress{w: w, tty: tty, start: now, last: now}
-}
-
-func (p *hostProgress) update(s hostingest.Summary) {
-	now := time.Now()
-	every := 5 * time.Second
-	if p.tty {
-		every = 200 * time.Millisecond
-	}
-	if now.Sub(p.last) < every {
-		return
-	}
-	p.last = now
-	el := now.Sub(p.start).Seconds()
-	rate := float64(s.Read) / max(el, 1e-9)
-	if p.tty {
-		spin := `|/-\`[int(el*5)%4]
-		fmt.Fprintf(p.w, "\r[%c] read %d  inserted %d  updated %d  unchanged %d  rejected %d  %.0f records/s ",
-			spin, s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected, rate)
-		p.drawn = true
-		return
-	}
-	fmt.Fprintf(p.w, "progress: read %d inserted %d updated %d unchanged %d rejected %d (%.0f records/s)\n",
-		s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected, rate)
-}
-
-func (p *hostProgress) done() {
-	if p.drawn {
-		fmt.Fprintln(p.w)
-	}
 }
 
 func printHostSummary(w io.Writer, f scan.Format, files int, s hostingest.Summary) {

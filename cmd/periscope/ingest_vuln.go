@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -27,7 +24,7 @@ func addVulnIngesters(m map[string]ingester) {
 func ingestVulnAs(kind string) ingester {
 	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
 		in := &vulningest.Ingester{Store: st}
-		p := newVulnProgress(e.stderr)
+		p := newProgress(e.stderr)
 		var total vulningest.Summary
 		var firstErr error
 		n := 0
@@ -45,10 +42,10 @@ func ingestVulnAs(kind string) ingester {
 				sum, err := ingestVulnSource(ctx, in, kind, path, func(s vulningest.Summary) {
 					b := base
 					b.Add(s)
-					p.update(b)
+					p.update(vulnCounts(b))
 				})
 				total.Add(sum)
-				p.update(total)
+				p.update(vulnCounts(total))
 				if err != nil {
 					// Batches stored before the error stay stored; go on
 					// with the other sources and report the error at the end.
@@ -88,54 +85,6 @@ func ingestVulnSource(ctx context.Context, in *vulningest.Ingester, kind, src st
 	}
 	defer resp.Body.Close()
 	return in.IngestReader(ctx, kind, src, resp.Body, progress)
-}
-
-// vulnProgress shows ingest progress on stderr: a line redrawn in place
-// on a terminal, a plain line every few seconds otherwise.
-type vulnProgress struct {
-	w     io.Writer
-	tty   bool
-	start time.Time
-	last  time.Time
-	drawn bool
-}
-
-func newVulnProgress(w io.Writer) *vulnProgress {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
-	now := time.Now()
-	return &vulnProgress{w: w, tty: tty, start: now, last: now}
-}
-
-func (p *vulnProgress) update(s vulningest.Summary) {
-	now := time.Now()
-	every := 5 * time.Second
-	if p.tty {
-		every = 200 * time.Millisecond
-	}
-	if now.Sub(p.last) < every {
-		return
-	}
-	p.last = now
-	el := now.Sub(p.start).Seconds()
-	rate := float64(s.Read) / max(el, 1e-9)
-	if p.tty {
-		spin := `|/-\`[int(el*5)%4]
-		fmt.Fprintf(p.w, "\r[%c] read %d  inserted %d  updated %d  unchanged %d  rejected %d  %.0f records/s ",
-			spin, s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected, rate)
-		p.drawn = true
-		return
-	}
-	fmt.Fprintf(p.w, "progress: read %d inserted %d updated %d unchanged %d rejected %d (%.0f records/s)\n",
-		s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected, rate)
-}
-
-func (p *vulnProgress) done() {
-	if p.drawn {
-		fmt.Fprintln(p.w)
-	}
 }
 
 func printVulnSummary(w io.Writer, kind string, sources int, s vulningest.Summary) {

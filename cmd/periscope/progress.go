@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/vulningest"
+)
+
+// ingestCounts is what a progress line shows.
+type ingestCounts struct{ read, inserted, updated, unchanged, rejected int }
+
+func hostCounts(s hostingest.Summary) ingestCounts {
+	return ingestCounts{s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected}
+}
+
+func vulnCounts(s vulningest.Summary) ingestCounts {
+	return ingestCounts{s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected}
+}
+
+// progress shows ingest progress on stderr: a line redrawn in place on a
+// terminal, a plain line every few seconds otherwise.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	start time.Time
+	last  time.Time
+	drawn bool
+}
+
+func newProgress(w io.Writer) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	now := time.Now()
+	return &progress{w: w, tty: tty, start: now, last: now}
+}
+
+func (p *progress) update(c ingestCounts) {
+	now := time.Now()
+	every := 5 * time.Second
+	if p.tty {
+		every = 200 * time.Millisecond
+	}
+	if now.Sub(p.last) < every {
+		return
+	}
+	p.last = now
+	el := now.Sub(p.start).Seconds()
+	rate := float64(c.read) / max(el, 1e-9)
+	if p.tty {
+		spin := `|/-\`[int(el*5)%4]
+		fmt.Fprintf(p.w, "\r[%c] read %d  inserted %d  updated %d  unchanged %d  rejected %d  %.0f records/s ",
+			spin, c.read, c.inserted, c.updated, c.unchanged, c.rejected, rate)
+		p.drawn = true
+		return
+	}
+	fmt.Fprintf(p.w, "progress: read %d inserted %d updated %d unchanged %d rejected %d (%.0f records/s)\n",
+		c.read, c.inserted, c.updated, c.unchanged, c.rejected, rate)
+}
+
+func (p *progress) done() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}
