@@ -129,6 +129,9 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 	} else if len(pos) > 0 {
 		return fmt.Errorf("bench search: unexpected argument %q", pos[0])
 	}
+	if *rounds < 1 || *conc < 1 {
+		return fmt.Errorf("bench search: --rounds and --concurrency must be at least 1")
+	}
 	// Host lookups use names of the generated set (the first 50 of the
 	// same count and seed).
 	g := hostgen.New(*count, *seed, 0)
@@ -176,11 +179,16 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for q := range jobs {
+			failed := false
+			for q := range jobs { // drained to the end, so the sender never blocks
+				if failed {
+					continue
+				}
 				d, err := timeRequest(ctx, client, base, *key, q)
 				if err != nil {
 					errc <- err
-					return
+					failed = true
+					continue
 				}
 				results <- sample{q.kind, d}
 			}

@@ -116,8 +116,24 @@ func testIngestExportRoundTrip(t *testing.T, engine string) {
 			t.Fatalf("export --domain megacorp.com wrote %.200s", line)
 		}
 	}
+	// The search benchmark runs its whole mix against the ingested set
+	// (any answer but 200, such as a host lookup of a name not stored,
+	// fails it).
+	out, _, err = runCLI(t, "bench", "search", "--database", a, "--count", "3000", "--seed", "7", "--rounds", "1")
+	if err != nil {
+		t.Fatalf("bench search: %v", err)
+	}
+	for _, kind := range []string{"host ", "search, 1 filter", "search, 3 filters", "subdomains megacorp.com"} {
+		if !strings.Contains(out, kind) {
+			t.Errorf("bench search printed no %q line:\n%s", kind, out)
+		}
+	}
+	if _, _, err := runCLI(t, "bench", "search", "--database", a, "--count", "3000", "--seed", "8", "--rounds", "1"); err == nil {
+		t.Error("bench search with another seed found hosts that were never stored")
+	}
 	for _, bad := range [][]string{
 		{"export"}, {"export", "hosts", "--database", a, "--domain", "http://x/"}, {"bench", "gen-hosts", "--count", "0"},
+		{"bench", "search", "--database", a, "--concurrency", "0"},
 	} {
 		if _, _, err := runCLI(t, bad...); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: want a one-line error, got %v", bad, err)

@@ -96,23 +96,33 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 		sampled = est[terms[0]] >= estimateCap
 	}
 
-	var from strings.Builder
-	var args, where []any
+	// termsFrom is the FROM of a term query driven by t0 (the rarest
+	// term's rows, or a sample of them), joining the other terms and, when
+	// a condition needs the host row, the hosts table.
+	join := joinKind(s.Dialect())
+	var joinArgs []any
+	termsFrom := func(t0 string, withHosts bool) string {
+		var b strings.Builder
+		b.WriteString("FROM " + t0 + " t0")
+		for i := 1; i < len(terms); i++ {
+			fmt.Fprintf(&b, " %s host_terms t%d ON t%d.term = ? AND t%d.host_id = t0.host_id", join, i, i, i)
+		}
+		if withHosts {
+			fmt.Fprintf(&b, " %s hosts h ON h.id = t0.host_id", join)
+		}
+		return b.String()
+	}
+	for _, t := range terms[min(1, len(terms)):] {
+		joinArgs = append(joinArgs, t)
+	}
+
+	var where []any
 	var conds []string
 	order := "h.id"
 	if len(terms) > 0 {
-		join := joinKind(s.Dialect())
-		from.WriteString("FROM host_terms t0")
-		for i := 1; i < len(terms); i++ {
-			fmt.Fprintf(&from, " %s host_terms t%d ON t%d.term = ? AND t%d.host_id = t0.host_id", join, i, i, i)
-			args = append(args, terms[i])
-		}
-		fmt.Fprintf(&from, " %s hosts h ON h.id = t0.host_id", join)
 		conds = append(conds, "t0.term = ?")
 		where = append(where, terms[0])
 		order = "t0.host_id"
-	} else {
-		from.WriteString("FROM hosts h")
 	}
 	if q.Name != "" {
 		conds = append(conds, "h.name = ?")
@@ -146,22 +156,23 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 		conds = append(conds, `h.http_title LIKE ? ESCAPE '\'`)
 		where = append(where, "%"+likeEscape(strings.ToLower(q.TitleContains))+"%")
 	}
-	body := from.String()
+	whereSQL := ""
 	if len(conds) > 0 {
-		body += " WHERE " + strings.Join(conds, " AND ")
+		whereSQL = " WHERE " + strings.Join(conds, " AND ")
 	}
-	args = append(args, where...)
-
-	// Counting needs the hosts table only for conditions on it: terms
-	// alone are counted on the term index without touching a host row.
-	countBody, countArgs := body, args
-	if len(terms) > 0 && len(conds) == 1 {
-		countBody = strings.Replace(body, fmt.Sprintf(" %s hosts h ON h.id = t0.host_id", joinKind(s.Dialect())), "", 1)
-	}
-	if sampled {
-		countBody = strings.Replace(countBody, "FROM host_terms t0",
-			"FROM (SELECT term, host_id FROM host_terms WHERE term = ? ORDER BY host_id LIMIT ?) t0", 1)
-		countArgs = append([]any{terms[0], estimateCap}, countArgs...)
+	body, countBody := "FROM hosts h"+whereSQL, "FROM hosts h"+whereSQL
+	args := append(slices.Clone(joinArgs), where...)
+	countArgs := args
+	if len(terms) > 0 {
+		body = termsFrom("host_terms", true) + whereSQL
+		// Counting needs the hosts table only for conditions on it:
+		// terms alone are counted on the term index.
+		t0 := "host_terms"
+		if sampled {
+			t0 = "(SELECT term, host_id FROM host_terms WHERE term = ? ORDER BY host_id LIMIT ?)"
+			countArgs = append([]any{terms[0], estimateCap}, args...)
+		}
+		countBody = termsFrom(t0, len(conds) > 1) + whereSQL
 	}
 	total, err := s.cappedCount(ctx, countBody, countArgs)
 	if err != nil {
