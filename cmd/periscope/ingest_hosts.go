@@ -55,35 +55,13 @@ func ingestHostsAs(f scan.Format) ingester {
 }
 
 func ingestHostSources(ctx context.Context, e env, in *hostingest.Ingester, f scan.Format, sources []string) error {
-	files, err := expandHostSources(sources)
+	files, err := expandSources(sources)
 	if err != nil {
 		return err
 	}
-	p := newProgress(e.stderr)
-	var total hostingest.Summary
-	var firstErr error
-	for _, src := range files {
-		base := total
-		sum, err := ingestHostSource(ctx, in, f, src, func(s hostingest.Summary) {
-			b := base
-			b.Add(s)
-			p.update(hostCounts(b))
-		})
-		total.Add(sum)
-		p.update(hostCounts(total))
-		if err != nil {
-			// Batches stored before the error stay stored; go on with
-			// the other sources and report the error at the end.
-			fmt.Fprintf(e.stderr, "\nerror: %v\n", err)
-			if firstErr == nil {
-				firstErr = err
-			}
-			if ctx.Err() != nil {
-				break
-			}
-		}
-	}
-	p.done()
+	total, firstErr := ingestEach(ctx, e, files, hostCounts, func(src string, progress func(hostingest.Summary)) (hostingest.Summary, error) {
+		return ingestHostSource(ctx, in, f, src, progress)
+	})
 	printHostSummary(e.stdout, f, len(files), total)
 	if total.Inserted+total.Updated > 0 {
 		if err := in.Store.AnalyzeHosts(ctx); err != nil && firstErr == nil {
@@ -120,9 +98,9 @@ func ingestHostSource(ctx context.Context, in *hostingest.Ingester, f scan.Forma
 	return in.Ingest(ctx, f, src, r, progress)
 }
 
-// expandHostSources replaces each directory by the regular files below it, in
+// expandSources replaces each directory by the regular files below it, in
 // name order; URLs and files pass through.
-func expandHostSources(sources []string) ([]string, error) {
+func expandSources(sources []string) ([]string, error) {
 	var out []string
 	for _, s := range sources {
 		if strings.Contains(s, "://") {

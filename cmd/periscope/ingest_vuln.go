@@ -24,42 +24,22 @@ func addVulnIngesters(m map[string]ingester) {
 func ingestVulnAs(kind string) ingester {
 	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
 		in := &vulningest.Ingester{Store: st}
-		p := newProgress(e.stderr)
-		var total vulningest.Summary
-		var firstErr error
-		n := 0
+		var files []string
 		for _, src := range sources {
-			paths := []string{src}
-			if kind != vulningest.OSV && !isURL(src) {
-				var err error
-				if paths, err = expandHostSources([]string{src}); err != nil {
-					return err
-				}
+			if kind == vulningest.OSV || isURL(src) {
+				files = append(files, src) // OSV directories are read whole
+				continue
 			}
-			for _, path := range paths {
-				n++
-				base := total
-				sum, err := ingestVulnSource(ctx, in, kind, path, func(s vulningest.Summary) {
-					b := base
-					b.Add(s)
-					p.update(vulnCounts(b))
-				})
-				total.Add(sum)
-				p.update(vulnCounts(total))
-				if err != nil {
-					// Batches stored before the error stay stored; go on
-					// with the other sources and report the error at the end.
-					fmt.Fprintf(e.stderr, "\nerror: %v\n", err)
-					if firstErr == nil {
-						firstErr = err
-					}
-					if ctx.Err() != nil {
-						break
-					}
-				}
+			paths, err := expandSources([]string{src})
+			if err != nil {
+				return err
 			}
+			files = append(files, paths...)
 		}
-		p.done()
+		n := len(files)
+		total, firstErr := ingestEach(ctx, e, files, vulnCounts, func(src string, progress func(vulningest.Summary)) (vulningest.Summary, error) {
+			return ingestVulnSource(ctx, in, kind, src, progress)
+		})
 		printVulnSummary(e.stdout, kind, n, total)
 		if total.Inserted+total.Updated > 0 {
 			if err := st.OptimizeVulns(ctx); err != nil && firstErr == nil {

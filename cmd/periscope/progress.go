@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -69,4 +70,43 @@ func (p *progress) done() {
 	if p.drawn {
 		fmt.Fprintln(p.w)
 	}
+}
+
+// addableSummary is an ingest summary that adds up (hostingest.Summary,
+// vulningest.Summary).
+type addableSummary[S any] interface {
+	*S
+	Add(S)
+}
+
+// ingestEach ingests sources one after the other with one progress line
+// for all of them. A source that fails is reported on stderr and the others
+// go on (batches stored before an error stay stored); the first error is
+// returned with the total.
+func ingestEach[S any, P addableSummary[S]](ctx context.Context, e env, sources []string, counts func(S) ingestCounts,
+	one func(src string, progress func(S)) (S, error)) (S, error) {
+	p := newProgress(e.stderr)
+	var total S
+	var firstErr error
+	for _, src := range sources {
+		base := total
+		sum, err := one(src, func(s S) {
+			b := base
+			P(&b).Add(s)
+			p.update(counts(b))
+		})
+		P(&total).Add(sum)
+		p.update(counts(total))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "\nerror: %v\n", err)
+			if firstErr == nil {
+				firstErr = err
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	p.done()
+	return total, firstErr
 }
