@@ -14,48 +14,10 @@ import (
 // emitted once per run of consecutive NS records (zone files group a
 // domain's NS records; no set of all names is kept, so memory stays flat
 // for zones of any size). Record errors are passed to reject and skipped;
-// an error from emit or a fatal read error is returned.
+// an error from emit or a fatal read error is returned. It is Delegations
+// without the name servers.
 func RegisteredDomains(r io.Reader, opts Options, emit func(domain string) error, reject func(*ParseError)) error {
-	z, err := NewReader(r, opts)
-	if err != nil {
-		return err
-	}
-	apex, hasApex := z.Origin()
-	last := ""
-	for {
-		rec, err := z.Next()
-		if err == io.EOF {
-			return nil
-		}
-		var pe *ParseError
-		if errors.As(err, &pe) {
-			reject(pe)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if !hasApex {
-			switch rec.Type {
-			case "SOA":
-				apex, hasApex = rec.Name, true
-			default:
-				if o, ok := z.Origin(); ok {
-					apex, hasApex = o, true
-				}
-			}
-			if apex == "." {
-				apex = ""
-			}
-		}
-		if rec.Type != "NS" || rec.Name == last || !below(rec.Name, apex, hasApex) {
-			continue
-		}
-		last = rec.Name
-		if err := emit(rec.Name); err != nil {
-			return err
-		}
-	}
+	return Delegations(r, opts, func(domain string, _ []string) error { return emit(domain) }, reject)
 }
 
 // below reports whether name is a strict subdomain of apex ("" is the root).
