@@ -2,9 +2,15 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // benchCommands maps `periscope bench <name>` to its implementation. Each
@@ -38,4 +44,33 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("bench: unknown benchmark %q (have: %s)", args[0], strings.Join(names, ", "))
 	}
 	return fn(ctx, e, args[1:])
+}
+
+// openBenchStore opens the database of a benchmark: --database (or
+// PERISCOPE_DATABASE) when given, else a new SQLite file in a temporary
+// directory that cleanup removes. cleanup also closes the store.
+func openBenchStore(ctx context.Context, e env, fs *flag.FlagSet, cfg *config.Config) (*store.Store, func(), error) {
+	dbSet := false
+	fs.Visit(func(f *flag.Flag) { dbSet = dbSet || f.Name == "database" })
+	dir := ""
+	if !dbSet && e.getenv("PERISCOPE_DATABASE") == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "periscope-bench-"); err != nil {
+			return nil, nil, err
+		}
+		cfg.Database = filepath.Join(dir, "bench.db")
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+		return nil, nil, err
+	}
+	return st, func() {
+		st.Close()
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	}, nil
 }

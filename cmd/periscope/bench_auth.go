@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -38,21 +36,11 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	dbSet := false
-	fs.Visit(func(f *flag.Flag) { dbSet = dbSet || f.Name == "database" })
-	if !dbSet && e.getenv("PERISCOPE_DATABASE") == "" {
-		dir, err := os.MkdirTemp("", "periscope-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		cfg.Database = filepath.Join(dir, "bench.db")
-	}
-	st, err := openStore(ctx, &cfg)
+	st, cleanup, err := openBenchStore(ctx, e, fs, &cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer cleanup()
 	key, err := benchKey(ctx, st, periscope.Account{CreditsPerMonth: 1, MaxResultsPerRequest: 100})
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -52,21 +50,11 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	dbSet := false
-	fs.Visit(func(f *flag.Flag) { dbSet = dbSet || f.Name == "database" })
-	if !dbSet && e.getenv("PERISCOPE_DATABASE") == "" {
-		dir, err := os.MkdirTemp("", "periscope-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		cfg.Database = filepath.Join(dir, "bench.db")
-	}
-	st, err := openStore(ctx, &cfg)
+	st, cleanup, err := openBenchStore(ctx, e, fs, &cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer cleanup()
 	now := time.Now().UTC()
 	g, err := vulngen.New(*nVulns, now, *seed)
 	if err != nil {
