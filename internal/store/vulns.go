@@ -255,23 +255,29 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 	return st, nil
 }
 
+// firstByCVE keeps the first item of each CVE, sorted by CVE id (a fixed
+// order keeps concurrent PostgreSQL writers from deadlocking), and says how
+// many later duplicates it dropped.
+func firstByCVE[T any](items []T, cve func(T) string) ([]T, int) {
+	seen := make(map[string]bool, len(items))
+	batch := make([]T, 0, len(items))
+	for _, it := range items {
+		if seen[cve(it)] {
+			continue
+		}
+		seen[cve(it)] = true
+		batch = append(batch, it)
+	}
+	slices.SortFunc(batch, func(a, b T) int { return strings.Compare(cve(a), cve(b)) })
+	return batch, len(items) - len(batch)
+}
+
 // UpsertKEV stores a batch of CISA KEV entries and flags their CVEs as
 // known exploited (creating the CVE's record, titled and described from
 // the catalog, when no NVD record is stored yet).
 func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, error) {
 	var st VulnStats
-	seen := map[string]bool{}
-	batch := make([]vuln.KEVEntry, 0, len(es))
-	for _, e := range es {
-		if seen[e.CVEID] {
-			st.Unchanged++
-			continue
-		}
-		seen[e.CVEID] = true
-		batch = append(batch, e)
-	}
-	slices.SortFunc(batch, func(a, b vuln.KEVEntry) int { return strings.Compare(a.CVEID, b.CVEID) })
-	folded := st.Unchanged
+	batch, folded := firstByCVE(es, func(e vuln.KEVEntry) string { return e.CVEID })
 	err := s.Tx(ctx, func(tx *Tx) error {
 		if err := s.lockVulnWriters(ctx, tx); err != nil {
 			return err
@@ -348,18 +354,7 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 // stored one is ignored.
 func (s *Store) UpsertEPSS(ctx context.Context, es []vuln.EPSSScore) (VulnStats, error) {
 	var st VulnStats
-	seen := map[string]bool{}
-	batch := make([]vuln.EPSSScore, 0, len(es))
-	for _, e := range es {
-		if seen[e.CVEID] {
-			st.Unchanged++
-			continue
-		}
-		seen[e.CVEID] = true
-		batch = append(batch, e)
-	}
-	slices.SortFunc(batch, func(a, b vuln.EPSSScore) int { return strings.Compare(a.CVEID, b.CVEID) })
-	folded := st.Unchanged
+	batch, folded := firstByCVE(es, func(e vuln.EPSSScore) string { return e.CVEID })
 	type score struct {
 		epss, pct float64
 		date      int64
