@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/brand"
 	"github.com/periscope-oss/periscope/internal/host"
@@ -191,11 +189,8 @@ func listingQuery(r *http.Request, defaultSize int) (store.ListQuery, int, error
 	var q store.ListQuery
 	qs := r.URL.Query()
 	q.Q = strings.TrimSpace(qs.Get("q"))
-	if len(q.Q) > 253 {
-		return q, 0, periscope.Errorf(periscope.EInvalid, "q must be at most 253 characters.")
-	}
-	if !utf8.ValidString(q.Q) || strings.ContainsFunc(q.Q, unicode.IsControl) {
-		return q, 0, periscope.Errorf(periscope.EInvalid, "q must be UTF-8 text without control characters.")
+	if err := checkText("q", q.Q, 253); err != nil {
+		return q, 0, err
 	}
 	// Names are stored in ASCII: a Unicode filter (bücher) looks for its
 	// punycode form (xn--bcher-kva).

@@ -268,12 +268,20 @@ func addStringFilter(q *store.HostQuery, name, term, v string) error {
 	return nil
 }
 
-// stringValues decodes a string or an array of non-empty strings.
+// maxFilterText bounds a global search value (the longest DNS name, with
+// room for TXT records and titles).
+const maxFilterText = 1024
+
+// stringValues decodes a string or an array of non-empty strings, each
+// UTF-8 text without control characters.
 func stringValues(name string, raw json.RawMessage) ([]string, error) {
 	var one string
 	if err := json.Unmarshal(raw, &one); err == nil {
 		if strings.TrimSpace(one) == "" {
 			return nil, periscope.Errorf(periscope.EInvalid, "%s must not be empty.", name)
+		}
+		if err := checkText(name, one, maxFilterText); err != nil {
+			return nil, err
 		}
 		return []string{one}, nil
 	}
@@ -284,6 +292,9 @@ func stringValues(name string, raw json.RawMessage) ([]string, error) {
 	for _, v := range many {
 		if strings.TrimSpace(v) == "" {
 			return nil, periscope.Errorf(periscope.EInvalid, "%s must not hold empty strings.", name)
+		}
+		if err := checkText(name, v, maxFilterText); err != nil {
+			return nil, err
 		}
 	}
 	return many, nil

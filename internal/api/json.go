@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
@@ -128,4 +130,17 @@ func clip(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// checkText bounds a free-text parameter: UTF-8 without control characters
+// (a NUL would reach PostgreSQL, which refuses it with an error), at most
+// maxRunes characters.
+func checkText(name, v string, maxRunes int) error {
+	if !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl) {
+		return periscope.Errorf(periscope.EInvalid, "%s must be UTF-8 text without control characters.", name)
+	}
+	if utf8.RuneCountInString(v) > maxRunes {
+		return periscope.Errorf(periscope.EInvalid, "%s must be at most %d characters.", name, maxRunes)
+	}
+	return nil
 }

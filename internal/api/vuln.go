@@ -308,9 +308,9 @@ func keywordsText(raw json.RawMessage) (string, error) {
 // returns the ecosystem and name to filter on.
 func parsePackage(ecosystem, pkg string) (eco, name string, err error) {
 	eco = strings.TrimSpace(ecosystem)
-	for field, v := range map[string]string{"ecosystem": ecosystem, "package": pkg} {
-		if len(v) > vulnMaxText {
-			return "", "", periscope.Errorf(periscope.EInvalid, "%s must be at most %d characters.", field, vulnMaxText)
+	for _, f := range []struct{ name, v string }{{"ecosystem", ecosystem}, {"package", pkg}} {
+		if err := checkText(f.name, f.v, vulnMaxText); err != nil {
+			return "", "", err
 		}
 	}
 	pkg = strings.TrimSpace(pkg)
@@ -346,8 +346,8 @@ func (s *Server) feedFilter(r *http.Request, p *feedParams) (store.VulnFilter, [
 	default:
 		return f, nil, periscope.Errorf(periscope.EInvalid, "severity must be critical, high, medium or low (got %q).", clip(p.Severity, 32))
 	}
-	if len(p.Source) > vulnMaxText {
-		return f, nil, periscope.Errorf(periscope.EInvalid, "source must be at most %d characters.", vulnMaxText)
+	if err := checkText("source", p.Source, vulnMaxText); err != nil {
+		return f, nil, err
 	}
 	eco, name, err := parsePackage(p.Ecosystem, p.Package)
 	if err != nil {
@@ -363,8 +363,8 @@ func (s *Server) feedFilter(r *http.Request, p *feedParams) (store.VulnFilter, [
 		return f, nil, periscope.Errorf(periscope.EInvalid, "keywords holds %d keywords; at most %d are allowed.", len(keywords), feedMaxKeywords)
 	}
 	for _, k := range keywords {
-		if len(k) > vulnMaxText {
-			return f, nil, periscope.Errorf(periscope.EInvalid, "each keyword must be at most %d characters.", vulnMaxText)
+		if err := checkText("each keyword", k, vulnMaxText); err != nil {
+			return f, nil, err
 		}
 		if id, ok := vuln.CanonicalID(k); ok {
 			f.IDs = append(f.IDs, id)
@@ -379,7 +379,13 @@ func (s *Server) feedFilter(r *http.Request, p *feedParams) (store.VulnFilter, [
 		}
 		f.Terms = append(f.Terms, k)
 	}
-	size := min(p.PerPage, max(principalOf(r).Account.MaxResultsPerRequest, 1))
+	// max_results_per_request caps the whole response: with type=all it
+	// is shared by the three lists.
+	lists := 1
+	if p.Type == "all" {
+		lists = 3
+	}
+	size := min(p.PerPage, max(principalOf(r).Account.MaxResultsPerRequest/lists, 1))
 	p.PerPage = size
 	f.Cutoff = s.now().Add(-time.Duration(p.Days) * 24 * time.Hour).Unix()
 	f.Source, f.Ecosystem, f.Package = strings.TrimSpace(p.Source), eco, name
@@ -474,8 +480,9 @@ func (s *Server) searchParams(r *http.Request) (store.VulnSearch, error) {
 		return store.VulnSearch{}, periscope.Errorf(periscope.EMissing, "query is required: an id (CVE-…, GHSA-…), a CPE string or search text.")
 	case len([]rune(query)) < 2:
 		return store.VulnSearch{}, periscope.Errorf(periscope.EInvalid, "query must be at least 2 characters.")
-	case len(query) > vulnMaxText:
-		return store.VulnSearch{}, periscope.Errorf(periscope.EInvalid, "query must be at most %d characters.", vulnMaxText)
+	}
+	if err := checkText("query", query, vulnMaxText); err != nil {
+		return store.VulnSearch{}, err
 	}
 	eco, name, err := parsePackage(ecosystem, pkg)
 	if err != nil {

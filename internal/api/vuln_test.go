@@ -122,6 +122,19 @@ func TestVulnFeed(t *testing.T) {
 			}
 			return f
 		}
+		// max_results_per_request caps the whole response: shared by the
+		// three lists of type=all.
+		_, small := e.Account(periscope.Account{Company: "Small Co", Plan: "free", CreditsPerMonth: 10, MaxResultsPerRequest: 6})
+		for q, want := range map[string]int{"days=7&per_page=100": 2, "days=7&per_page=100&type=vulnerabilities": 6} {
+			var f feedResult
+			r := e.Do("GET", "/api/v1/vulnerability-intelligence/feed?"+q, small, nil)
+			if err := strictDecode(r.Body, &f); err != nil || r.Status != 200 {
+				t.Fatalf("%s: %d %v", q, r.Status, err)
+			}
+			if n := len(f.Vulnerabilities) + len(f.Exploits) + len(f.Advisories); f.Metadata.PerPage != want || n > 6 {
+				t.Errorf("%s with a cap of 6: per_page %d (want %d), %d items", q, f.Metadata.PerPage, want, n)
+			}
+		}
 		// Default window: one day; the recent items are two days old.
 		f := get("")
 		if f.Metadata.Days != 1 || f.Metadata.PerPage != 20 || f.Metadata.Page != 1 || f.Metadata.Type != "all" || f.Metadata.TotalResults != 0 ||
@@ -353,6 +366,14 @@ func TestVulnSearches(t *testing.T) {
 			{"POST", pub + "vulnerability-search", map[string]any{"query": "cpe:2.3:a"}, 400, "CPE"},
 			{"POST", pub + "vulnerability-search", `{"query": "x` + strings.Repeat("y", 2<<20) + `"}`, 413, "larger than"},
 			{"DELETE", pub + "vulnerability-search", nil, 405, "not allowed"},
+			// A NUL would reach PostgreSQL, which fails on it: a 400 first.
+			{"POST", pub + "vulnerability-search", map[string]any{"query": "cpe:2.3:a:foo\u0000:bar"}, 400, "without control characters"},
+			{"POST", pub + "advisories-search", map[string]any{"query": "quokka", "package": "pypi/q\u0000"}, 400, "package must be UTF-8 text"},
+			{"GET", pub + "feed?source=gh%00", nil, 400, "source must be UTF-8 text"},
+			{"GET", pub + "feed?ecosystem=py%00", nil, 400, "ecosystem must be UTF-8 text"},
+			{"GET", pub + "feed?keywords=ab%ff", nil, 400, "keyword must be UTF-8 text"},
+			// Characters, not bytes: 200 CJK characters are 600 bytes.
+			{"GET", pub + "vulnerability-search?query=" + url.QueryEscape(strings.Repeat("漏", 513)), nil, 400, "at most 512"},
 		} {
 			r := e.Do(c.method, c.path, keys["free"], c.body)
 			if r.Status != c.status || !strings.Contains(string(r.Body), c.want) {
