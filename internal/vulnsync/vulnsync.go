@@ -18,19 +18,6 @@ import (
 	"github.com/periscope-oss/periscope/internal/vulningest"
 )
 
-// The official locations of the feeds.
-const (
-	DefaultKEVURL       = "https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json"
-	DefaultEPSSURL      = "https://epss.empiricalsecurity.com/epss_scores-current.csv.gz"
-	DefaultExploitDBURL = "https://gitlab.com/exploit-database/exploitdb/-/raw/main/files_exploits.csv"
-	// DefaultOSVURL is the per-ecosystem archive; {ecosystem} is replaced.
-	DefaultOSVURL = "https://osv-vulnerabilities.storage.googleapis.com/{ecosystem}/all.zip"
-	DefaultNVDURL = vuln.NVDAPIURL
-)
-
-// DefaultOSVEcosystems are the OSV ecosystems synced by default.
-var DefaultOSVEcosystems = []string{"Go", "PyPI", "npm", "Maven", "crates.io", "RubyGems", "NuGet", "Packagist"}
-
 // nvdFirstSync is how far back the first NVD API sync reaches; later syncs
 // start where the last successful one ended.
 const nvdFirstSync = 120 * 24 * time.Hour
@@ -130,8 +117,9 @@ func (s *Syncer) RunOnce(ctx context.Context) error {
 	}
 	var errs []error
 	in := &vulningest.Ingester{Store: s.Store}
+	changed := 0 // records inserted or updated by this run
 	for _, src := range s.Config.Sources() {
-		if err := s.syncSource(ctx, in, src, states[src.Name]); err != nil {
+		if err := s.syncSource(ctx, in, src, states[src.Name], &changed); err != nil {
 			errs = append(errs, err)
 		}
 		if ctx.Err() != nil {
@@ -139,23 +127,29 @@ func (s *Syncer) RunOnce(ctx context.Context) error {
 		}
 	}
 	if s.Config.NVDURL != "" {
-		if err := s.syncNVD(ctx, in, states["nvd"]); err != nil {
+		if err := s.syncNVD(ctx, in, states["nvd"], &changed); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := s.Store.OptimizeVulns(ctx); err != nil {
-		errs = append(errs, err)
+	// Planner statistics follow the data: nothing to refresh when every
+	// source answered "not modified" or changed nothing.
+	if changed > 0 {
+		if err := s.Store.OptimizeVulns(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
 
-func (s *Syncer) syncSource(ctx context.Context, in *vulningest.Ingester, src Source, st store.SyncState) error {
+func (s *Syncer) syncSource(ctx context.Context, in *vulningest.Ingester, src Source, st store.SyncState, changed *int) error {
 	start := s.now()
 	st.Source, st.LastAttempt = src.Name, start.Unix()
-	prev := vuln.Validators{}
-	if st.URL == src.URL {
-		prev = vuln.Validators{ETag: st.ETag, LastModified: st.LastModified}
+	if st.URL != src.URL {
+		// Another URL's validators mean nothing here, and a failure below
+		// must not store them under this URL.
+		st.ETag, st.LastModified = "", ""
 	}
+	prev := vuln.Validators{ETag: st.ETag, LastModified: st.LastModified}
 	st.URL = src.URL
 	resp, err := s.Fetcher.Get(ctx, src.URL, prev, nil)
 	switch {
@@ -168,6 +162,7 @@ func (s *Syncer) syncSource(ctx context.Context, in *vulningest.Ingester, src So
 	}
 	defer resp.Body.Close()
 	sum, err := in.IngestReader(ctx, src.Kind, src.URL, resp.Body, nil)
+	*changed += sum.Inserted + sum.Updated
 	if err != nil {
 		// Batches stored before the error stay; the validators are not
 		// kept, so the next run downloads the feed again.
@@ -191,7 +186,7 @@ func (s *Syncer) fail(ctx context.Context, st store.SyncState, err error) error 
 
 // syncNVD fetches the CVEs modified since the last successful NVD sync
 // (nvdFirstSync back the first time).
-func (s *Syncer) syncNVD(ctx context.Context, in *vulningest.Ingester, st store.SyncState) error {
+func (s *Syncer) syncNVD(ctx context.Context, in *vulningest.Ingester, st store.SyncState, changed *int) error {
 	end := s.now().UTC()
 	st.Source, st.URL, st.LastAttempt = "nvd", s.Config.NVDURL, end.Unix()
 	start := end.Add(-nvdFirstSync)
@@ -201,6 +196,7 @@ func (s *Syncer) syncNVD(ctx context.Context, in *vulningest.Ingester, st store.
 	}
 	c := &vuln.NVDClient{Fetcher: s.Fetcher, BaseURL: s.Config.NVDURL, APIKey: s.Config.NVDAPIKey, PageDelay: s.NVDPageDelay}
 	sum, err := in.IngestNVDAPI(ctx, c, start, end)
+	*changed += sum.Inserted + sum.Updated
 	if err != nil {
 		return s.fail(ctx, st, err)
 	}
