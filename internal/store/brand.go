@@ -68,6 +68,9 @@ func (s *Store) UpsertCertificates(ctx context.Context, batch []SeenCert) (CertS
 		}
 	}
 	err := s.Tx(ctx, func(tx *Tx) error {
+		if err := s.takeTurns(ctx, tx, lockBrand); err != nil {
+			return err
+		}
 		st.Inserted, st.Updated, st.Unchanged = 0, 0, 0
 		clear(st.IDs)
 		known, err := knownCertificates(ctx, tx, batch)
@@ -339,6 +342,9 @@ func (s *Store) UpsertFindings(ctx context.Context, fs []Finding) (FindingStats,
 	var st FindingStats
 	now := s.Now().Unix()
 	err := s.Tx(ctx, func(tx *Tx) error {
+		if err := s.takeTurns(ctx, tx, lockBrand); err != nil {
+			return err
+		}
 		st = FindingStats{}
 		known, err := knownFindings(ctx, tx, fs)
 		if err != nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,6 +110,57 @@ func TestUpsertFindings(t *testing.T) {
 		}
 		if _, n, _ := s.Findings(ctx, store.ListQuery{AccountID: o.AccountID, Kind: "TypoSquatting", Q: "%", Limit: 10}); n != 0 {
 			t.Errorf("q with %% matched %d", n)
+		}
+	})
+}
+
+// Writers storing the same new certificate and finding at once (several CT
+// logs carry the same certificate; an ingest runs beside serve) all
+// succeed: exactly one inserts, the others see it stored.
+func TestBrandWritersTakeTurns(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		o := brandOrg(t, s)
+		c := cert.Certificate{SHA256: "cc", DNSNames: []string{"a.example.com"},
+			NotBefore: time.Unix(1700000000, 0), NotAfter: time.Unix(1900000000, 0)}
+		f := store.Finding{OrganizationID: o.ID, AccountID: o.AccountID, Kind: "TypoSquatting", Domain: "exampel.com",
+			BaseDomain: "example.com", Fuzzer: "transposition", Score: 90, Reason: "r", LastSeen: 100}
+		const n = 8
+		certIns, findIns := make(chan int, n), make(chan int, n)
+		errs := make(chan error, 2*n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				st, err := s.UpsertCertificates(ctx, []store.SeenCert{{Cert: c, Seen: 100}})
+				errs <- err
+				certIns <- st.Inserted
+			}()
+			go func() {
+				defer wg.Done()
+				st, err := s.UpsertFindings(ctx, []store.Finding{f})
+				errs <- err
+				findIns <- st.Inserted
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		close(certIns)
+		close(findIns)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		sum := func(ch chan int) (t int) {
+			for v := range ch {
+				t += v
+			}
+			return t
+		}
+		if ci, fi := sum(certIns), sum(findIns); ci != 1 || fi != 1 {
+			t.Fatalf("inserted %d certificates and %d findings, want 1 and 1", ci, fi)
 		}
 	})
 }

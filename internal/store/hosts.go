@@ -88,13 +88,10 @@ func (s *Store) UpsertHosts(ctx context.Context, hs []host.Host) (HostStats, err
 
 	err := s.Tx(ctx, func(tx *Tx) error {
 		st.Inserted, st.Updated, st.Unchanged, st.Names = 0, 0, 0, st.Names[:0]
-		if s.Dialect() == "postgres" {
-			// Host writers take turns, as they do on SQLite: merging
-			// read-modify-writes of overlapping batches row by row would
-			// deadlock on names inserted concurrently.
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7271938)`); err != nil {
-				return fmt.Errorf("lock hosts: %w", err)
-			}
+		// Merging read-modify-writes of overlapping batches row by row
+		// would deadlock on names inserted concurrently.
+		if err := s.takeTurns(ctx, tx, lockHosts); err != nil {
+			return err
 		}
 		pending := batch
 		for attempt := 0; len(pending) > 0; attempt++ {

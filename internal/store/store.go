@@ -244,3 +244,25 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 }
 
 var errSkip = errors.New("skip")
+
+// Writer locks: the capabilities whose writes read before they insert
+// (merging hosts, upserting CVEs, certificates and findings) take turns on
+// PostgreSQL, as BEGIN IMMEDIATE makes every writer do on SQLite. Without
+// it two writers storing the same new key at once fail on the unique index,
+// and counts of inserted and updated rows race.
+const (
+	lockHosts = 7271938
+	lockVulns = 1987407982 // "vuln" in ASCII
+	lockBrand = 1651663204 // "brad" in ASCII
+)
+
+// takeTurns takes the writer lock key for the rest of tx (PostgreSQL only).
+func (s *Store) takeTurns(ctx context.Context, tx *Tx, key int64) error {
+	if s.dialect.name() != "postgres" {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(?)`, key); err != nil {
+		return fmt.Errorf("take the writer lock: %w", err)
+	}
+	return nil
+}

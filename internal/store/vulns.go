@@ -136,7 +136,7 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 	slices.SortFunc(batch, func(a, b vuln.Vulnerability) int { return strings.Compare(a.CVEID, b.CVEID) })
 	folded := st.Unchanged
 	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.lockVulnWriters(ctx, tx); err != nil {
+		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
 			return err
 		}
 		st = VulnStats{Unchanged: folded}
@@ -279,7 +279,7 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 	var st VulnStats
 	batch, folded := firstByCVE(es, func(e vuln.KEVEntry) string { return e.CVEID })
 	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.lockVulnWriters(ctx, tx); err != nil {
+		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
 			return err
 		}
 		st = VulnStats{Unchanged: folded}
@@ -360,7 +360,7 @@ func (s *Store) UpsertEPSS(ctx context.Context, es []vuln.EPSSScore) (VulnStats,
 		date      int64
 	}
 	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.lockVulnWriters(ctx, tx); err != nil {
+		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
 			return err
 		}
 		st = VulnStats{Unchanged: folded}
@@ -437,7 +437,7 @@ func (s *Store) UpsertExploits(ctx context.Context, xs []vuln.Exploit) (VulnStat
 		doc []byte
 	}
 	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.lockVulnWriters(ctx, tx); err != nil {
+		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
 			return err
 		}
 		st = VulnStats{Unchanged: folded}
@@ -574,7 +574,7 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 		doc      []byte
 	}
 	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.lockVulnWriters(ctx, tx); err != nil {
+		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
 			return err
 		}
 		st = VulnStats{Unchanged: folded}
@@ -676,21 +676,6 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 		return VulnStats{}, err
 	}
 	return st, nil
-}
-
-// lockVulnWriters makes vulnerability writers take turns on PostgreSQL
-// (lock key "vuln" in ASCII),
-// as BEGIN IMMEDIATE does on SQLite: a sync and an ingest storing the same
-// new CVE at once would otherwise fail on the unique id, and the counts of
-// inserted and updated records would race.
-func (s *Store) lockVulnWriters(ctx context.Context, tx *Tx) error {
-	if s.dialect.name() != "postgres" {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1987407982)`); err != nil {
-		return fmt.Errorf("lock vulnerability writers: %w", err)
-	}
-	return nil
 }
 
 // ftsSync keeps a SQLite external-content FTS5 index in step with its
