@@ -140,7 +140,7 @@ func (s *Server) addAsset(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if created {
+		if created && kind == "dns" { // the monitor watches domains only
 			s.assetsChanged()
 		}
 		status := http.StatusOK
@@ -161,7 +161,9 @@ func (s *Server) removeAsset(kind string) handlerFunc {
 		if err := s.store.RemoveAsset(r.Context(), a); err != nil {
 			return err
 		}
-		s.assetsChanged()
+		if kind == "dns" {
+			s.assetsChanged()
+		}
 		writeJSON(w, http.StatusOK, assetResponse{Status: "success", Asset: a.Value, Type: kind})
 		return nil
 	}

@@ -616,23 +616,21 @@ func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, erro
 // across all organizations, one per domain (the highest score), for the OEM
 // searches.
 func (s *Store) FindingsByBase(ctx context.Context, base, kind string, limit int) ([]Finding, error) {
-	rows, err := s.query(ctx, `SELECT `+findingCols+` FROM brand_findings WHERE base_domain = ? AND kind = ?
-		ORDER BY score DESC, date_added DESC, id LIMIT ?`, base, kind, limit*4)
+	// One finding a domain (several organizations may monitor the same
+	// brand), the most convincing; then the page.
+	rows, err := s.query(ctx, `SELECT `+findingCols+` FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY domain
+		ORDER BY score DESC, date_added DESC, id) AS rn FROM brand_findings WHERE base_domain = ? AND kind = ?) f
+		WHERE rn = 1 ORDER BY score DESC, date_added DESC, id LIMIT ?`, base, kind, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find findings of %q: %w", base, err)
 	}
 	defer rows.Close()
 	out := []Finding{}
-	seen := map[string]bool{}
 	for rows.Next() {
 		f, err := scanFinding(rows, false)
 		if err != nil {
 			return nil, fmt.Errorf("find findings of %q: %w", base, err)
 		}
-		if seen[f.Domain] || len(out) >= limit {
-			continue
-		}
-		seen[f.Domain] = true
 		out = append(out, f)
 	}
 	return out, rows.Err()
@@ -658,8 +656,10 @@ func (s *Store) OrgCertificates(ctx context.Context, q ListQuery) ([]OrgCertific
 		low := strings.ToLower(q.Q)
 		p := "%" + likeEscape(low) + "%"
 		where += ` AND (oc.domain LIKE ? ESCAPE '\' OR LOWER(c.subject_cn) LIKE ? ESCAPE '\' OR LOWER(c.issuer_cn) LIKE ? ESCAPE '\'
-			OR LOWER(c.issuer_org) LIKE ? ESCAPE '\' OR c.dns_names LIKE ? ESCAPE '\' OR c.sha256 = ? OR c.serial = ?)`
-		args = append(args, p, p, p, p, p, low, strings.ReplaceAll(low, ":", ""))
+			OR LOWER(c.issuer_org) LIKE ? ESCAPE '\' OR LOWER(c.dns_names) LIKE ? ESCAPE '\' OR c.sha256 = ? OR c.serial = ?)`
+		// Fingerprints and serials are stored as hex without colons.
+		hex := strings.ReplaceAll(low, ":", "")
+		args = append(args, p, p, p, p, p, hex, hex)
 	}
 	w, args := q.where("oc.date_added", args)
 	where += w

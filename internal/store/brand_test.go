@@ -67,6 +67,13 @@ func TestUpsertCertificates(t *testing.T) {
 		if err != nil || total != 1 || got[0].SubjectCN != "evil.example" || got[0].LastSeen != 300 || got[0].IPAddresses[0] != "192.0.2.1" {
 			t.Fatalf("certificates %+v %d %v", got, total, err)
 		}
+		// A fingerprint as tools print it (colons, upper case), and a SAN
+		// name in another case, find the certificate on both engines.
+		for _, q := range []string{"A:A", "A.EXAMPLE.COM"} {
+			if _, total, err := s.OrgCertificates(ctx, store.ListQuery{AccountID: o.AccountID, Q: q, Limit: 5}); err != nil || total != 1 {
+				t.Errorf("certificates matching %q: %d %v", q, total, err)
+			}
+		}
 		names, err := s.OrgCertificateNames(ctx, o.ID)
 		if err != nil || len(names) != 3 {
 			t.Errorf("names %v %v", names, err)
@@ -161,6 +168,29 @@ func TestBrandWritersTakeTurns(t *testing.T) {
 		}
 		if ci, fi := sum(certIns), sum(findIns); ci != 1 || fi != 1 {
 			t.Fatalf("inserted %d certificates and %d findings, want 1 and 1", ci, fi)
+		}
+	})
+}
+
+// Several organizations monitoring the same brand: the OEM search gets one
+// finding a domain and a full page.
+func TestFindingsByBaseOneADomain(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		var fs []store.Finding
+		for range 6 {
+			o := brandOrg(t, s)
+			for i, d := range []string{"paypa1.com", "paypai.com", "paypall.com"} {
+				fs = append(fs, store.Finding{OrganizationID: o.ID, AccountID: o.AccountID, Kind: "TypoSquatting", Domain: d,
+					BaseDomain: "paypal.com", Fuzzer: "homoglyph", Score: 90 - i, Reason: "r", LastSeen: 100})
+			}
+		}
+		if _, err := s.UpsertFindings(ctx, fs); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.FindingsByBase(ctx, "paypal.com", "TypoSquatting", 3)
+		if err != nil || len(got) != 3 || got[0].Domain != "paypa1.com" || got[1].Domain != "paypai.com" || got[2].Domain != "paypall.com" {
+			t.Fatalf("findings %+v %v", got, err)
 		}
 	})
 }
