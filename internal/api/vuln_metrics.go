@@ -2,18 +2,44 @@ package api
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
-// vulnCollector exports the vulnerability-intelligence record counts and
-// the stored status of the scheduled sync, read from the store at scrape
-// time (so a sync run by any process shows).
+// vulnCollector exports the vulnerability-intelligence record counts (at
+// most a minute old) and the stored status of the scheduled sync, read
+// from the store at scrape time (so a sync run by any process shows).
 type vulnCollector struct {
 	s                                   *Server
 	records, lastSuccess, lastAttempt   *prometheus.Desc
 	lastOK, syncRecords, collectorError *prometheus.Desc
+
+	// Counting the tables walks them: the counts are kept for
+	// countsTTL so frequent scrapes do not.
+	mu       sync.Mutex
+	counts   store.VulnCounts
+	countsAt time.Time
+}
+
+const countsTTL = time.Minute
+
+// recordCounts returns the stored counts, read again when older than
+// countsTTL.
+func (c *vulnCollector) recordCounts(ctx context.Context) (store.VulnCounts, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now := c.s.now(); c.countsAt.IsZero() || now.Sub(c.countsAt) >= countsTTL {
+		n, err := c.s.store.CountVulns(ctx)
+		if err != nil {
+			return n, err
+		}
+		c.counts, c.countsAt = n, now
+	}
+	return c.counts, nil
 }
 
 func (s *Server) registerVulnMetrics() {
@@ -41,7 +67,7 @@ func (c *vulnCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	failed := 0.0
-	if n, err := c.s.store.CountVulns(ctx); err == nil {
+	if n, err := c.recordCounts(ctx); err == nil {
 		for kind, v := range map[string]int{"vulnerabilities": n.Vulnerabilities, "advisories": n.Advisories, "exploits": n.Exploits, "kev": n.KEV, "epss": n.EPSS} {
 			ch <- prometheus.MustNewConstMetric(c.records, prometheus.GaugeValue, float64(v), kind)
 		}
