@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,4 +156,25 @@ func countLines(t *testing.T, path string) int {
 		n++
 	}
 	return n
+}
+
+// A URL source is fetched and ingested; an HTTP error is a clear error.
+func TestIngestHostsFromURL(t *testing.T) {
+	body := `{"host":"www.example.com","ip_address":"93.184.215.14"}` + "\n" + `{"host":"api.example.com"}` + "\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/hosts.ndjson" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	db := storetest.DSN(t, "sqlite")
+	out, _, err := runCLI(t, "ingest", "hosts", "--database", db, srv.URL+"/hosts.ndjson")
+	if err != nil || !strings.Contains(out, "read 2, inserted 2") {
+		t.Fatalf("ingest from URL: %v %s", err, out)
+	}
+	if _, _, err := runCLI(t, "ingest", "hosts", "--database", db, srv.URL+"/missing"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("a 404 source: %v", err)
+	}
 }

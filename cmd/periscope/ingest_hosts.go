@@ -73,12 +73,16 @@ func ingestHostSources(ctx context.Context, e env, in *hostingest.Ingester, f sc
 
 func ingestHostSource(ctx context.Context, in *hostingest.Ingester, f scan.Format, src string, progress func(hostingest.Summary)) (hostingest.Summary, error) {
 	var r io.ReadCloser
-	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
+	if isURL(src) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
 		if err != nil {
 			return hostingest.Summary{Source: src}, fmt.Errorf("fetch %s: %w", src, err)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		// A server that never answers must not hang the ingest; a long
+		// download may take as long as it needs.
+		client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment,
+			TLSHandshakeTimeout: 30 * time.Second, ResponseHeaderTimeout: time.Minute}}
+		resp, err := client.Do(req)
 		if err != nil {
 			return hostingest.Summary{Source: src}, fmt.Errorf("fetch %s: %w", src, err)
 		}
