@@ -51,7 +51,29 @@ func loadBrandDemo(ctx context.Context, svc *services, accounts demoAccounts) er
 	if err != nil {
 		return err
 	}
+	// Certificates first: a name on an organization's own certificate is
+	// never its finding, and that rule applies to names matched after the
+	// certificate is known.
 	var certs []store.SeenCert
+	for _, e := range entries {
+		name := path.Join(dir, e.Name())
+		if !strings.HasSuffix(name, ".pem") {
+			continue
+		}
+		b, err := brandDemo.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if err := cert.Decode(bytes.NewReader(b), name, func(c cert.Certificate) error {
+			certs = append(certs, store.SeenCert{Cert: c, Source: "demo"})
+			return nil
+		}, func(cert.Reject) {}); err != nil {
+			return fmt.Errorf("brand demo: %s: %w", name, err)
+		}
+	}
+	if _, err := mon.IngestCerts(ctx, certs); err != nil {
+		return fmt.Errorf("brand demo: certificates: %w", err)
+	}
 	for _, e := range entries {
 		name := path.Join(dir, e.Name())
 		b, err := brandDemo.ReadFile(name)
@@ -59,11 +81,6 @@ func loadBrandDemo(ctx context.Context, svc *services, accounts demoAccounts) er
 			return err
 		}
 		switch {
-		case strings.HasSuffix(name, ".pem"):
-			err = cert.Decode(bytes.NewReader(b), name, func(c cert.Certificate) error {
-				certs = append(certs, store.SeenCert{Cert: c, Source: "demo"})
-				return nil
-			}, func(cert.Reject) {})
 		case strings.HasSuffix(name, ".ndjson"):
 			in := &hostingest.Ingester{Store: svc.store, Observe: func(ctx context.Context, names []string) error {
 				_, err := mon.ObserveNames(ctx, names)
@@ -83,9 +100,6 @@ func loadBrandDemo(ctx context.Context, svc *services, accounts demoAccounts) er
 		if err != nil {
 			return fmt.Errorf("brand demo: %s: %w", name, err)
 		}
-	}
-	if _, err := mon.IngestCerts(ctx, certs); err != nil {
-		return fmt.Errorf("brand demo: certificates: %w", err)
 	}
 	return nil
 }
