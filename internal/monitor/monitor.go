@@ -373,6 +373,14 @@ func (m *Monitor) ensure(ctx context.Context) (*state, error) {
 	if st := m.state.Load(); st != nil {
 		return st, nil
 	}
+	// Callers arriving together wait for the first one's reconcile rather
+	// than each running their own.
+	m.mu.Lock()
+	st := m.state.Load()
+	m.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
 	if err := m.Reconcile(ctx); err != nil {
 		return nil, err
 	}
