@@ -19,7 +19,6 @@ import (
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
-	"github.com/periscope-oss/periscope/internal/typo"
 	"github.com/periscope-oss/periscope/internal/zone"
 )
 
@@ -74,21 +73,7 @@ func (c *brandConfig) validate() error {
 // brandOptions reads the word lists of c.
 func (c *brandConfig) brandOptions() (brand.Options, error) {
 	var o brand.Options
-	read := func(path, flagName string) ([]string, error) {
-		if path == "" {
-			return nil, nil
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("--%s: %w", flagName, err)
-		}
-		defer f.Close()
-		words, err := typo.ReadWordList(f)
-		if err != nil {
-			return nil, fmt.Errorf("--%s %s: %w", flagName, path, err)
-		}
-		return words, nil
-	}
+	read := readWordList
 	var err error
 	if o.Typo.Dictionary, err = read(c.Dictionary, "brand-dictionary"); err != nil {
 		return o, err

@@ -26,10 +26,10 @@ func cmdPermute(_ context.Context, e env, args []string) error {
 	}
 	var opts typo.Options
 	if opts.Dictionary, err = readWordList(*dict, "dictionary"); err != nil {
-		return err
+		return fmt.Errorf("permute: %w", err)
 	}
 	if opts.TLDs, err = readWordList(*tlds, "tld"); err != nil {
-		return err
+		return fmt.Errorf("permute: %w", err)
 	}
 	cands, err := typo.Generate(pos[0], opts)
 	if err != nil {
@@ -42,18 +42,20 @@ func cmdPermute(_ context.Context, e env, args []string) error {
 	return w.Flush()
 }
 
+// readWordList reads a dnstwist-format word list named by a flag (none
+// when path is empty).
 func readWordList(path, flagName string) ([]string, error) {
 	if path == "" {
 		return nil, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("permute: --%s: %w", flagName, err)
+		return nil, fmt.Errorf("--%s: %w", flagName, err)
 	}
 	defer f.Close()
 	words, err := typo.ReadWordList(f)
 	if err != nil {
-		return nil, fmt.Errorf("permute: --%s %s: %w", flagName, path, err)
+		return nil, fmt.Errorf("--%s %s: %w", flagName, path, err)
 	}
 	return words, nil
 }

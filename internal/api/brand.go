@@ -69,16 +69,6 @@ type findingJSON struct {
 	Reason         string          `json:"reason"`
 }
 
-// nonNilDNS makes every record list of d a JSON array.
-func nonNilDNS(d host.DNS) host.DNS {
-	for _, l := range []*[]string{&d.A, &d.AAAA, &d.CNAME, &d.MX, &d.NS, &d.PTR, &d.TXT} {
-		if *l == nil {
-			*l = []string{}
-		}
-	}
-	return d
-}
-
 // toFindingJSON shapes a finding; orgID is shown only when the caller owns
 // the organization. Findings listed with their stored JSON pass it through.
 func toFindingJSON(f store.Finding, accountID string) findingJSON {
@@ -88,12 +78,12 @@ func toFindingJSON(f store.Finding, accountID string) findingJSON {
 		out.OrganizationID = f.OrganizationID
 	}
 	if out.DNS == nil {
-		out.DNS, _ = json.Marshal(nonNilDNS(f.DNS))
+		out.DNS, _ = json.Marshal(f.DNS.NonNil())
 	}
 	if out.DNSHistory == nil {
 		hist := make([]dnsHistoryJSON, len(f.DNSHistory))
 		for i, h := range f.DNSHistory {
-			hist[i] = dnsHistoryJSON{Date: h.Date, DNS: nonNilDNS(h.DNS), Timestamp: h.Timestamp}
+			hist[i] = dnsHistoryJSON{Date: h.Date, DNS: h.DNS.NonNil(), Timestamp: h.Timestamp}
 		}
 		out.DNSHistory, _ = json.Marshal(hist)
 	}

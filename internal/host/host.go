@@ -68,6 +68,21 @@ type DNS struct {
 	TXT   []string `json:"txt"`
 }
 
+// Empty reports whether d holds no record.
+func (d DNS) Empty() bool {
+	return len(d.A)+len(d.AAAA)+len(d.CNAME)+len(d.MX)+len(d.NS)+len(d.PTR)+len(d.TXT) == 0
+}
+
+// NonNil returns d with every nil list made empty, so it encodes as [].
+func (d DNS) NonNil() DNS {
+	for _, l := range []*[]string{&d.A, &d.AAAA, &d.CNAME, &d.MX, &d.NS, &d.PTR, &d.TXT} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return d
+}
+
 // IPMetadata is the network and geographic data of the host's IP.
 type IPMetadata struct {
 	ASN               int     `json:"asn"`

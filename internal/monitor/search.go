@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/brand"
-	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/typo"
@@ -107,15 +106,11 @@ func (m *Monitor) Search(ctx context.Context, base, kind string, limit int) ([]s
 		kh := known[h.Domain]
 		f := store.Finding{Kind: h.Kind, Domain: h.Domain, BaseDomain: base, Fuzzer: h.Fuzzer, Score: h.Score,
 			Reason: h.Reason, DNS: kh.DNS, DNSHistory: []store.DNSRecord{}, DateAdded: kh.FirstSeen, LastSeen: kh.LastSeen}
-		if !emptyDNS(kh.DNS) {
+		if !kh.DNS.Empty() {
 			f.DNSHistory = append(f.DNSHistory, store.DNSRecord{
 				Date: time.Unix(kh.LastSeen, 0).UTC().Format("02-01-2006"), DNS: kh.DNS, Timestamp: kh.LastSeen})
 		}
 		out = append(out, f)
 	}
 	return out, nil
-}
-
-func emptyDNS(d host.DNS) bool {
-	return len(d.A)+len(d.AAAA)+len(d.CNAME)+len(d.MX)+len(d.NS)+len(d.PTR)+len(d.TXT) == 0
 }

@@ -397,7 +397,7 @@ type storedFinding struct {
 func mergePending(a, b Finding) Finding {
 	first := min(firstSeen(a), firstSeen(b))
 	if b.LastSeen >= a.LastSeen {
-		if dnsEmpty(b.DNS) {
+		if b.DNS.Empty() {
 			b.DNS = a.DNS
 		}
 		a = b
@@ -471,10 +471,10 @@ func insertFindings(ctx context.Context, tx *Tx, fs []Finding, st *FindingStats)
 			}
 			q.WriteString(`(?, ?, ?, ?, ?, ?, CAST(? AS BIGINT), ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT))`)
 			hist := []DNSRecord{}
-			if !dnsEmpty(f.DNS) {
+			if !f.DNS.Empty() {
 				hist = append(hist, dnsRecord(f.DNS, f.LastSeen))
 			}
-			d, _ := json.Marshal(normDNS(f.DNS))
+			d, _ := json.Marshal(f.DNS.NonNil())
 			h, _ := json.Marshal(hist)
 			args = append(args, f.OrganizationID, f.AccountID, f.Kind, f.Domain, f.BaseDomain, f.Fuzzer, f.Score,
 				clean(f.Reason), string(d), string(h), firstSeen(f), f.LastSeen)
@@ -501,14 +501,14 @@ func updateFinding(ctx context.Context, tx *Tx, cur *storedFinding, f Finding, s
 	dnsDoc, histDoc, last := cur.dns, cur.hist, cur.last
 	var stored host.DNS
 	json.Unmarshal([]byte(dnsDoc), &stored)
-	if !dnsEmpty(f.DNS) && !reflect.DeepEqual(normDNS(stored), normDNS(f.DNS)) {
+	if !f.DNS.Empty() && !reflect.DeepEqual(stored.NonNil(), f.DNS.NonNil()) {
 		var hist []DNSRecord
 		json.Unmarshal([]byte(histDoc), &hist)
 		hist = append(hist, dnsRecord(f.DNS, f.LastSeen))
 		if len(hist) > maxDNSHistory {
 			hist = hist[len(hist)-maxDNSHistory:]
 		}
-		d, _ := json.Marshal(normDNS(f.DNS))
+		d, _ := json.Marshal(f.DNS.NonNil())
 		h, _ := json.Marshal(hist)
 		dnsDoc, histDoc, changed = string(d), string(h), true
 	}
@@ -532,18 +532,7 @@ func updateFinding(ctx context.Context, tx *Tx, cur *storedFinding, f Finding, s
 }
 
 func dnsRecord(d host.DNS, ts int64) DNSRecord {
-	return DNSRecord{Date: time.Unix(ts, 0).UTC().Format("02-01-2006"), DNS: normDNS(d), Timestamp: ts}
-}
-
-// normDNS makes every list non-nil, so records encode as [] and compare
-// equal whatever their origin.
-func normDNS(d host.DNS) host.DNS {
-	for _, l := range []*[]string{&d.A, &d.AAAA, &d.CNAME, &d.MX, &d.NS, &d.PTR, &d.TXT} {
-		if *l == nil {
-			*l = []string{}
-		}
-	}
-	return d
+	return DNSRecord{Date: time.Unix(ts, 0).UTC().Format("02-01-2006"), DNS: d.NonNil(), Timestamp: ts}
 }
 
 const findingCols = `id, organization_id, account_id, kind, domain, base_domain, fuzzer, score, reason, dns, dns_history, date_added, last_seen`
@@ -565,12 +554,12 @@ func scanFinding(rows *sql.Rows, raw bool) (Finding, error) {
 	if err := json.Unmarshal([]byte(h), &f.DNSHistory); err != nil {
 		return f, fmt.Errorf("decode dns history of %q: %w", f.Domain, err)
 	}
-	f.DNS = normDNS(f.DNS)
+	f.DNS = f.DNS.NonNil()
 	if f.DNSHistory == nil {
 		f.DNSHistory = []DNSRecord{}
 	}
 	for i := range f.DNSHistory {
-		f.DNSHistory[i].DNS = normDNS(f.DNSHistory[i].DNS)
+		f.DNSHistory[i].DNS = f.DNSHistory[i].DNS.NonNil()
 	}
 	return f, nil
 }
@@ -855,8 +844,4 @@ func (s *Store) OrgCertificateNames(ctx context.Context, orgID string) ([]string
 		out = append(out, host.ReverseKey(rk))
 	}
 	return out, rows.Err()
-}
-
-func dnsEmpty(d host.DNS) bool {
-	return len(d.A)+len(d.AAAA)+len(d.CNAME)+len(d.MX)+len(d.NS)+len(d.PTR)+len(d.TXT) == 0
 }
