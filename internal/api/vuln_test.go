@@ -169,10 +169,19 @@ func TestVulnFeed(t *testing.T) {
 		if v := f.Vulnerabilities[0]; !v.IsKEV || !v.IsExploitAvailable || v.CVSSV3Score != 8.8 || v.CISAExploitAdd == 0 || v.Severity != "high" || v.EPSSScore != 0.5 || len(v.CPEIDs) == 0 {
 			t.Errorf("CVE-2023-4863 %+v", v)
 		}
-		// Log4Shell: an exploit and KEV, found by CVE id in every list; a GHSA id finds its advisory and CVE.
+		// Log4Shell: an exploit and KEV, found by CVE id in every list; a GHSA id finds its advisory and CVE;
+		// EDB-50592 also names CVE-2021-45046, whose record is then listed too.
 		f = get("keywords=cve-2021-44228,EDB-50592,GHSA-5h86-8mv2-jq9f")
-		if f.Metadata.TotalExploits != 1 || f.Exploits[0].EDBID != 50592 || f.Metadata.TotalAdvisories < 1 || f.Metadata.TotalVulnerabilities != 1 {
+		if f.Metadata.TotalExploits != 1 || f.Exploits[0].EDBID != 50592 || f.Metadata.TotalAdvisories < 1 || f.Metadata.TotalVulnerabilities != 2 {
 			t.Errorf("mixed ids %+v", f.Metadata)
+		}
+		// An advisory id finds the exploits of the CVEs it aliases, and an
+		// EDB id the vulnerability its exploit references, as the searches do.
+		if f = get("keywords=GHSA-qqqq-wwww-eeee"); f.Metadata.TotalExploits != 1 || f.Exploits[0].EDBID != 99999 || f.Metadata.TotalVulnerabilities != 1 {
+			t.Errorf("advisory id across lists %+v", f.Metadata)
+		}
+		if f = get("keywords=EDB-99999&type=vulnerabilities"); f.Metadata.TotalVulnerabilities != 1 || f.Vulnerabilities[0].CVEID != "CVE-2026-99999" {
+			t.Errorf("EDB id to its CVE %+v", f.Metadata)
 		}
 		// Source, ecosystem and package narrow every list through advisories.
 		if f = get("days=3&package=pypi/quokka"); f.Metadata.TotalResults != 3 {

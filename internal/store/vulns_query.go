@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -174,6 +175,37 @@ func splitIDs(ids []string) (cves, advs []string, edbs []any) {
 	return cves, advs, edbs
 }
 
+// feedCVEs resolves the ids of a feed to CVE ids, as the searches do: a
+// CVE is itself; an advisory id (stored as an advisory or as one's alias)
+// gives the CVEs its advisory aliases; with exploits, an EDB id gives the
+// CVEs its exploit references.
+func (s *Store) feedCVEs(ctx context.Context, ids []string, exploits bool) ([]string, error) {
+	cves, advs, edbs := splitIDs(ids)
+	var linked []string
+	if len(advs) > 0 {
+		ph, a := placeholders(len(advs)), strArgs(advs)
+		err := s.collect(ctx, &linked, `SELECT aa.alias FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id IN (`+ph+`)
+			UNION SELECT alias FROM vuln_advisory_aliases WHERE advisory_id IN (SELECT advisory_id FROM vuln_advisory_aliases WHERE alias IN (`+ph+`))`,
+			append(a, a...)...)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if exploits && len(edbs) > 0 {
+		err := s.collect(ctx, &linked, `SELECT ec.cve_id FROM vuln_exploit_cves ec JOIN vuln_exploits x ON x.id = ec.exploit_id WHERE x.edb_id IN (`+placeholders(len(edbs))+`)`, edbs...)
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range linked {
+		if vuln.IsCVE(id) {
+			cves = append(cves, id)
+		}
+	}
+	slices.Sort(cves)
+	return slices.Compact(cves), nil
+}
+
 // intArgs passes row ids (collected as text) back as integers.
 func intArgs(ss []string) []any {
 	out := make([]any, 0, len(ss))
@@ -219,14 +251,11 @@ func (s *Store) matchClause(f VulnFilter, table, t, dateCol string, idCond func(
 // FeedVulns returns a page of the vulnerabilities f selects, newest first,
 // and how many there are.
 func (s *Store) FeedVulns(ctx context.Context, f VulnFilter) ([]vuln.Vulnerability, int, error) {
-	cves, advs, _ := splitIDs(f.IDs)
 	// Ids are resolved to CVEs first: one IN list keeps the plan an index
 	// lookup on both engines (an OR with a subquery is a scan on PostgreSQL).
-	if len(advs) > 0 {
-		err := s.collect(ctx, &cves, `SELECT aa.alias FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id IN (`+placeholders(len(advs))+`)`, strArgs(advs)...)
-		if err != nil {
-			return nil, 0, err
-		}
+	cves, err := s.feedCVEs(ctx, f.IDs, true)
+	if err != nil {
+		return nil, 0, err
 	}
 	m, margs, err := s.matchClause(f, "vulns", "v", "published", func() (string, []any) {
 		return "v.cve_id IN (" + placeholders(len(cves)) + ")", strArgs(cves)
@@ -399,7 +428,11 @@ func (s *Store) linkAdvisories(ctx context.Context, vs []vuln.Vulnerability) err
 
 // FeedExploits returns a page of the exploits f selects, newest first.
 func (s *Store) FeedExploits(ctx context.Context, f VulnFilter) ([]vuln.Exploit, int, error) {
-	cves, _, edbs := splitIDs(f.IDs)
+	_, _, edbs := splitIDs(f.IDs)
+	cves, err := s.feedCVEs(ctx, f.IDs, false)
+	if err != nil {
+		return nil, 0, err
+	}
 	var rowIDs []string
 	if len(f.IDs) > 0 {
 		err := s.collect(ctx, &rowIDs, `SELECT CAST(id AS TEXT) FROM vuln_exploits WHERE edb_id IN (`+placeholders(len(edbs))+`)
