@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 
@@ -46,6 +48,7 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "ingest "+kind)
 	cfg.Register(fs, e.getenv)
 	registerHostIngestFlags(kind, fs, &cfg, e.getenv)
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the ingest to this file (for benchmarks)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -58,5 +61,16 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	return in(ctx, e, st, &cfg, pos)
 }

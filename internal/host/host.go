@@ -129,9 +129,18 @@ type Cert struct {
 // MarshalJSON encodes the host object of API.md §4.4 from a derived copy of
 // h (see Derive), so lists are [] and flags agree with the data.
 func (h Host) MarshalJSON() ([]byte, error) {
+	return h.CanonicalJSON()
+}
+
+// plainHost is Host without its MarshalJSON (no recursion).
+type plainHost Host
+
+// CanonicalJSON is MarshalJSON called directly: encoding/json compacts and
+// re-validates what a Marshaler returns, which doubles the cost of encoding
+// a host on the store's hot path.
+func (h Host) CanonicalJSON() ([]byte, error) {
 	h.Derive()
-	type plain Host // no MarshalJSON: avoids recursion
-	return json.Marshal(plain(h))
+	return json.Marshal((*plainHost)(&h))
 }
 
 // Derive puts h in canonical form: every list sorted, deduplicated and

@@ -89,16 +89,40 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 	}
 	var emitted atomic.Int64
 	batches := make(chan []host.Host, 1)
+	// A second stage prepares each batch (store.PrepareHosts: encoding on
+	// every core) while the writer stores the one before.
+	type preparedBatch struct {
+		b   *store.HostBatch
+		err error
+	}
+	prepared := make(chan preparedBatch, 1)
 	var writeErr error
 	failed := make(chan struct{}) // closed when the writer stops on an error
 	done := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(prepared)
 		for batch := range batches {
-			if err := in.store(ctx, batch, source, &sum); err != nil {
+			b, err := in.Store.PrepareHosts(batch)
+			select {
+			case prepared <- preparedBatch{b, err}:
+			case <-failed:
+				for range batches { // let the parser's sends complete
+				}
+				return
+			}
+		}
+	}()
+	go func() {
+		defer close(done)
+		for batch := range prepared {
+			err := batch.err
+			if err == nil {
+				err = in.store(ctx, batch.b, source, &sum)
+			}
+			if err != nil {
 				writeErr = err
 				close(failed)
-				for range batches { // let the parser's sends complete
+				for range prepared { // let the preparer's sends complete
 				}
 				return
 			}
@@ -179,8 +203,8 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 var errWriterStopped = errors.New("storing stopped")
 
 // store stores one batch, adds its counts to sum and tells the observer.
-func (in *Ingester) store(ctx context.Context, batch []host.Host, source string, sum *Summary) error {
-	st, err := in.Store.UpsertHosts(ctx, batch)
+func (in *Ingester) store(ctx context.Context, batch *store.HostBatch, source string, sum *Summary) error {
+	st, err := in.Store.UpsertHostBatch(ctx, batch)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/json"
 	"testing"
 
@@ -37,6 +39,15 @@ func TestHostDocRoundTrip(t *testing.T) {
 	var fromPlain host.Host
 	if err := decodeHostDoc(plain, &fromPlain); err != nil || fromPlain.Host != h.Host {
 		t.Fatalf("plain JSON: %v %+v", err, fromPlain)
+	}
+	// DEFLATE documents of older stores are read too.
+	var old bytes.Buffer
+	w, _ := flate.NewWriter(&old, flate.BestSpeed)
+	w.Write(plain)
+	w.Close()
+	var fromFlate host.Host
+	if err := decodeHostDoc(old.Bytes(), &fromFlate); err != nil || fromFlate.Host != h.Host || isCurrentDoc(old.Bytes()) {
+		t.Fatalf("deflate document: %v %+v", err, fromFlate)
 	}
 	// A corrupt document is an error, not a panic or a zero host.
 	for _, bad := range [][]byte{doc[:len(doc)/2], {0xff, 0x00, 0x12}, {}} {

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/periscope"
@@ -46,26 +48,42 @@ const maxTermLen = 256
 // hostChunk is how many rows one multi-row statement carries.
 const hostChunk = 400
 
-// UpsertHosts stores a batch of host observations in one transaction,
-// merging each into the stored host of the same name (host.Merge: nothing
-// the observation lacks is erased) and updating the search index. An
-// observation without first/last seen times is stamped with the store's
-// clock when it creates a host; when it merges into a known host it leaves
-// the times as they are, so ingesting the same input twice changes nothing.
-// Observations with invalid names are counted as rejected; the rest of the
-// batch is stored. On error nothing of the batch is stored.
-func (s *Store) UpsertHosts(ctx context.Context, hs []host.Host) (HostStats, error) {
-	var st HostStats
+// HostBatch is a batch of observations prepared for UpsertHostBatch:
+// normalised, folded by name, sorted, and each already encoded as the host
+// it creates when its name is new (stamped, derived, its document and index
+// terms). Preparing is CPU work that needs no database, so an ingest does
+// it beside the writer, on other cores.
+type HostBatch struct {
+	hosts    []preparedHost
+	rejected int
+	rejects  []string
+}
+
+// Len is the number of distinct hosts in the batch.
+func (b *HostBatch) Len() int { return len(b.hosts) }
+
+type preparedHost struct {
+	obs   host.Host // the normalised observation, merged into a stored host
+	ins   host.Host // obs stamped and derived: the host stored when new
+	doc   []byte    // ins's document
+	terms []string  // ins's index terms
+}
+
+// PrepareHosts prepares observations for UpsertHostBatch. An observation
+// without first/last seen times is stamped with the store's clock for the
+// case it creates a host. Observations with invalid names are counted as
+// rejected. The encoding work is spread over all cores.
+func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
+	b := &HostBatch{}
 	now := s.Now().Unix()
-	// Normalise and fold observations of the same host within the batch.
 	byName := make(map[string]int, len(hs))
 	batch := make([]host.Host, 0, len(hs))
 	for _, h := range hs {
 		n, err := host.Normalize(h.Host)
 		if err != nil {
-			st.Rejected++
-			if len(st.Rejects) < 100 {
-				st.Rejects = append(st.Rejects, err.Error())
+			b.rejected++
+			if len(b.rejects) < 100 {
+				b.rejects = append(b.rejects, err.Error())
 			}
 			continue
 		}
@@ -80,12 +98,78 @@ func (s *Store) UpsertHosts(ctx context.Context, hs []host.Host) (HostStats, err
 		byName[h.Host] = len(batch)
 		batch = append(batch, h)
 	}
-	if len(batch) == 0 {
-		return st, nil
-	}
 	// A fixed order keeps concurrent PostgreSQL writers from deadlocking.
 	slices.SortFunc(batch, func(a, b host.Host) int { return strings.Compare(a.Host, b.Host) })
+	b.hosts = make([]preparedHost, len(batch))
+	prepare := func(i int) error {
+		p := &b.hosts[i]
+		p.obs = batch[i]
+		h := batch[i]
+		if h.LastSeen == 0 {
+			h.LastSeen = now
+		}
+		if h.FirstSeen == 0 {
+			h.FirstSeen = h.LastSeen
+		}
+		h.Derive()
+		doc, err := encodeHostDoc(h)
+		if err != nil {
+			return err
+		}
+		p.ins, p.doc, p.terms = h, doc, hostTerms(h)
+		return nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), (len(batch)+255)/256)
+	if workers <= 1 {
+		for i := range batch {
+			if err := prepare(i); err != nil {
+				return nil, err
+			}
+		}
+		return b, nil
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(batch); i += workers {
+				if err := prepare(i); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
 
+// UpsertHosts stores a batch of host observations in one transaction,
+// merging each into the stored host of the same name (host.Merge: nothing
+// the observation lacks is erased) and updating the search index. It is
+// PrepareHosts then UpsertHostBatch.
+func (s *Store) UpsertHosts(ctx context.Context, hs []host.Host) (HostStats, error) {
+	b, err := s.PrepareHosts(hs)
+	if err != nil {
+		return HostStats{}, err
+	}
+	return s.UpsertHostBatch(ctx, b)
+}
+
+// UpsertHostBatch stores a prepared batch in one transaction. An
+// observation without first/last seen times keeps the times as they are
+// when it merges into a known host, so ingesting the same input twice
+// changes nothing. On error nothing of the batch is stored.
+func (s *Store) UpsertHostBatch(ctx context.Context, b *HostBatch) (HostStats, error) {
+	st := HostStats{Rejected: b.rejected, Rejects: slices.Clone(b.rejects)}
+	if len(b.hosts) == 0 {
+		return st, nil
+	}
 	err := s.Tx(ctx, func(tx *Tx) error {
 		st.Inserted, st.Updated, st.Unchanged, st.Names = 0, 0, 0, st.Names[:0]
 		// Merging read-modify-writes of overlapping batches row by row
@@ -93,12 +177,12 @@ func (s *Store) UpsertHosts(ctx context.Context, hs []host.Host) (HostStats, err
 		if err := s.takeTurns(ctx, tx, lockHosts); err != nil {
 			return err
 		}
-		pending := batch
+		pending := b.hosts
 		for attempt := 0; len(pending) > 0; attempt++ {
 			if attempt == 2 {
 				return fmt.Errorf("upsert hosts: %d hosts keep conflicting", len(pending))
 			}
-			lost, err := s.upsertHostsTx(ctx, tx, pending, now, &st)
+			lost, err := s.upsertHostsTx(ctx, tx, pending, &st)
 			if err != nil {
 				return err
 			}
@@ -119,26 +203,20 @@ type storedHost struct {
 	doc []byte
 }
 
-// upsertHostsTx does one pass of UpsertHosts and returns the new hosts that
-// a concurrent writer inserted first.
-func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []host.Host, now int64, st *HostStats) ([]host.Host, error) {
+// upsertHostsTx does one pass of UpsertHostBatch and returns the new hosts
+// that a concurrent writer inserted first.
+func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []preparedHost, st *HostStats) ([]preparedHost, error) {
 	existing, err := s.loadHosts(ctx, tx, batch)
 	if err != nil {
 		return nil, err
 	}
-	var inserts []host.Host
+	var inserts []preparedHost
 	var termAdds, termDels []hostTerm
-	for _, h := range batch {
+	for _, p := range batch {
+		h := p.obs
 		old, ok := existing[h.Host]
 		if !ok {
-			if h.LastSeen == 0 {
-				h.LastSeen = now
-			}
-			if h.FirstSeen == 0 {
-				h.FirstSeen = h.LastSeen
-			}
-			h.Derive()
-			inserts = append(inserts, h)
+			inserts = append(inserts, p)
 			continue
 		}
 		var prev host.Host
@@ -158,7 +236,7 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []host.Host, no
 		if err != nil {
 			return nil, err
 		}
-		if bytes.Equal(doc, old.doc) {
+		if bytes.Equal(doc, old.doc) || !isCurrentDoc(old.doc) && samePrevDoc(prev, doc) {
 			st.Unchanged++
 			continue
 		}
@@ -179,23 +257,23 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []host.Host, no
 		st.Updated++
 		st.Names = append(st.Names, h.Host)
 	}
-	var lost []host.Host
+	var lost []preparedHost
 	for c := range slices.Chunk(inserts, hostChunk) {
 		ids, err := s.insertHostRows(ctx, tx, c)
 		if err != nil {
 			return nil, err
 		}
-		for _, h := range c {
-			id, ok := ids[h.Host]
+		for _, p := range c {
+			id, ok := ids[p.obs.Host]
 			if !ok {
-				lost = append(lost, h)
+				lost = append(lost, p)
 				continue
 			}
-			for _, t := range hostTerms(h) {
+			for _, t := range p.terms {
 				termAdds = append(termAdds, hostTerm{t, id})
 			}
 			st.Inserted++
-			st.Names = append(st.Names, h.Host)
+			st.Names = append(st.Names, p.obs.Host)
 		}
 	}
 	for _, t := range termDels {
@@ -230,18 +308,25 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []host.Host, no
 	return lost, nil
 }
 
+// samePrevDoc reports whether prev, read from a document of an older form,
+// encodes to doc: the host did not change.
+func samePrevDoc(prev host.Host, doc []byte) bool {
+	again, err := encodeHostDoc(prev)
+	return err == nil && bytes.Equal(again, doc)
+}
+
 type hostTerm struct {
 	term string
 	id   int64
 }
 
-func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []host.Host) (map[string]storedHost, error) {
+func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []preparedHost) (map[string]storedHost, error) {
 	out := make(map[string]storedHost)
 	for c := range slices.Chunk(batch, hostChunk) {
 		q := `SELECT id, name, doc FROM hosts WHERE name IN (?` + strings.Repeat(",?", len(c)-1) + `)`
 		args := make([]any, len(c))
-		for i, h := range c {
-			args[i] = h.Host
+		for i, p := range c {
+			args[i] = p.obs.Host
 		}
 		rows, err := tx.Query(ctx, q, args...)
 		if err != nil {
@@ -295,20 +380,16 @@ func b2i(b bool) int {
 
 // insertHostRows inserts new hosts and returns their ids by name; a name
 // missing from the result was inserted by a concurrent writer.
-func (s *Store) insertHostRows(ctx context.Context, tx *Tx, hs []host.Host) (map[string]int64, error) {
+func (s *Store) insertHostRows(ctx context.Context, tx *Tx, hs []preparedHost) (map[string]int64, error) {
 	var q strings.Builder
 	q.WriteString(`INSERT INTO hosts (` + hostCols + `) VALUES `)
 	args := make([]any, 0, 16*len(hs))
-	for i, h := range hs {
-		doc, err := encodeHostDoc(h)
-		if err != nil {
-			return nil, err
-		}
+	for i, p := range hs {
 		if i > 0 {
 			q.WriteByte(',')
 		}
 		q.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
-		args = append(args, hostArgs(h, doc)...)
+		args = append(args, hostArgs(p.ins, p.doc)...)
 	}
 	q.WriteString(` ON CONFLICT (name) DO NOTHING RETURNING id, name`)
 	rows, err := tx.Query(ctx, q.String(), args...)
