@@ -66,7 +66,7 @@ func encodeHostDoc(h host.Host) ([]byte, error) {
 		enc = append(buf[:2], enc...)
 		return enc, nil
 	}
-	return buf[:2+len(enc):2+len(enc)], nil
+	return buf[: 2+len(enc) : 2+len(enc)], nil
 }
 
 // decodeHostDoc reads a stored document into h.
