@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -51,12 +50,21 @@ const hostChunk = 400
 // HostBatch is a batch of observations prepared for UpsertHostBatch:
 // normalised, folded by name, sorted, and each already encoded as the host
 // it creates when its name is new (stamped, derived, its document and index
-// terms). Preparing is CPU work that needs no database, so an ingest does
-// it beside the writer, on other cores.
+// terms), with the terms of the batch grouped. Preparing is CPU work that
+// needs no database, so an ingest does it beside the writer, on other
+// cores.
 type HostBatch struct {
-	hosts    []preparedHost
+	hosts []preparedHost
+	// terms are the index terms of the hosts as new, in term order, each
+	// with the positions in hosts of the hosts holding it, ascending.
+	terms    []termPositions
 	rejected int
 	rejects  []string
+}
+
+type termPositions struct {
+	term string
+	pos  []int32
 }
 
 // Len is the number of distinct hosts in the batch.
@@ -120,15 +128,7 @@ func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 		return nil
 	}
 	workers := min(runtime.GOMAXPROCS(0), (len(batch)+255)/256)
-	if workers <= 1 {
-		for i := range batch {
-			if err := prepare(i); err != nil {
-				return nil, err
-			}
-		}
-		return b, nil
-	}
-	errs := make([]error, workers)
+	errs := make([]error, max(workers, 1))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -146,6 +146,17 @@ func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	byTerm := make(map[string][]int32, len(batch)*4)
+	for i, p := range b.hosts {
+		for _, t := range p.terms {
+			byTerm[t] = append(byTerm[t], int32(i))
+		}
+	}
+	b.terms = make([]termPositions, 0, len(byTerm))
+	for t, pos := range byTerm {
+		b.terms = append(b.terms, termPositions{t, pos})
+	}
+	slices.SortFunc(b.terms, func(x, y termPositions) int { return strings.Compare(x.term, y.term) })
 	return b, nil
 }
 
@@ -171,26 +182,12 @@ func (s *Store) UpsertHostBatch(ctx context.Context, b *HostBatch) (HostStats, e
 		return st, nil
 	}
 	err := s.Tx(ctx, func(tx *Tx) error {
-		st.Inserted, st.Updated, st.Unchanged, st.Names = 0, 0, 0, st.Names[:0]
-		// Merging read-modify-writes of overlapping batches row by row
-		// would deadlock on names inserted concurrently.
+		// One writer at a time: new hosts take the ids after the largest
+		// stored one, and merges read before they write.
 		if err := s.takeTurns(ctx, tx, lockHosts); err != nil {
 			return err
 		}
-		pending := b.hosts
-		for attempt := 0; len(pending) > 0; attempt++ {
-			if attempt == 2 {
-				return fmt.Errorf("upsert hosts: %d hosts keep conflicting", len(pending))
-			}
-			lost, err := s.upsertHostsTx(ctx, tx, pending, &st)
-			if err != nil {
-				return err
-			}
-			// lost are hosts another writer inserted meanwhile: merge them
-			// into what it stored.
-			pending = lost
-		}
-		return nil
+		return s.upsertHostsTx(ctx, tx, b, &st)
 	})
 	if err != nil {
 		return HostStats{Rejected: st.Rejected, Rejects: st.Rejects}, err
@@ -203,25 +200,91 @@ type storedHost struct {
 	doc []byte
 }
 
-// upsertHostsTx does one pass of UpsertHostBatch and returns the new hosts
-// that a concurrent writer inserted first.
-func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []preparedHost, st *HostStats) ([]preparedHost, error) {
-	existing, err := s.loadHosts(ctx, tx, batch)
-	if err != nil {
-		return nil, err
+// upsertHostsTx stores a batch: every host is inserted as new, with the id
+// base + its position in the batch (the store's writers take turns, so no
+// one else takes these ids); the names already stored are left out by the
+// unique index, then read, merged and updated. New hosts' terms are written
+// as one posting row per term; updated hosts' term changes are applied to
+// the rows holding them.
+func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *HostStats) error {
+	var base int64
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM hosts`).Scan(&base); err != nil {
+		return fmt.Errorf("upsert hosts: %w", err)
 	}
-	var inserts []preparedHost
-	var termAdds, termDels []hostTerm
-	for _, p := range batch {
+	inserted := make([]bool, len(b.hosts))
+	allInserted := true
+	for lo := 0; lo < len(b.hosts); lo += hostChunk {
+		c := b.hosts[lo:min(lo+hostChunk, len(b.hosts))]
+		n, err := s.insertHostRows(ctx, tx, base+int64(lo), c)
+		if err != nil {
+			return err
+		}
+		if n == len(c) {
+			for i := range c {
+				inserted[lo+i] = true
+			}
+			continue
+		}
+		allInserted = false
+		if err := markInserted(ctx, tx, base+int64(lo), len(c), inserted[lo:lo+len(c)]); err != nil {
+			return err
+		}
+	}
+	if s.Dialect() == "postgres" {
+		// Keep the id sequence past the ids taken, for any other writer.
+		if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence('hosts', 'id'), (SELECT COALESCE(MAX(id), 1) FROM hosts))`); err != nil {
+			return fmt.Errorf("upsert hosts: %w", err)
+		}
+	}
+
+	// The posting rows of the new hosts.
+	lists := make([]termIDList, 0, len(b.terms))
+	for _, tp := range b.terms {
+		ids := make([]int64, 0, len(tp.pos))
+		for _, p := range tp.pos {
+			if allInserted || inserted[p] {
+				ids = append(ids, base+int64(p))
+			}
+		}
+		if len(ids) > 0 {
+			lists = append(lists, termIDList{tp.term, ids})
+		}
+	}
+	w := postingWriter{tx: tx}
+	if err := w.insertNew(ctx, lists); err != nil {
+		return err
+	}
+	for i, p := range b.hosts {
+		if inserted[i] {
+			st.Inserted++
+			st.Names = append(st.Names, p.obs.Host)
+		}
+	}
+	if allInserted {
+		return nil
+	}
+
+	// The hosts already stored: merge, update, and move their terms.
+	var known []preparedHost
+	for i, p := range b.hosts {
+		if !inserted[i] {
+			known = append(known, p)
+		}
+	}
+	existing, err := s.loadHosts(ctx, tx, known)
+	if err != nil {
+		return err
+	}
+	adds, dels := map[string][]int64{}, map[string][]int64{}
+	for _, p := range known {
 		h := p.obs
 		old, ok := existing[h.Host]
 		if !ok {
-			inserts = append(inserts, p)
-			continue
+			return fmt.Errorf("upsert hosts: %q is neither new nor stored", h.Host)
 		}
 		var prev host.Host
 		if err := decodeHostDoc(old.doc, &prev); err != nil {
-			return nil, fmt.Errorf("decode stored host %q: %w", h.Host, err)
+			return fmt.Errorf("decode stored host %q: %w", h.Host, err)
 		}
 		// An observation older than what is stored fills gaps but does
 		// not override newer values, so the order in which files are
@@ -234,78 +297,67 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []preparedHost,
 		}
 		doc, err := encodeHostDoc(merged)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if bytes.Equal(doc, old.doc) || !isCurrentDoc(old.doc) && samePrevDoc(prev, doc) {
 			st.Unchanged++
 			continue
 		}
 		if err := s.updateHostRow(ctx, tx, old.id, merged, doc); err != nil {
-			return nil, err
+			return err
 		}
 		oldTerms, newTerms := hostTerms(prev), hostTerms(merged)
 		for _, t := range newTerms {
 			if _, found := slices.BinarySearch(oldTerms, t); !found {
-				termAdds = append(termAdds, hostTerm{t, old.id})
+				adds[t] = append(adds[t], old.id)
 			}
 		}
 		for _, t := range oldTerms {
 			if _, found := slices.BinarySearch(newTerms, t); !found {
-				termDels = append(termDels, hostTerm{t, old.id})
+				dels[t] = append(dels[t], old.id)
 			}
 		}
 		st.Updated++
 		st.Names = append(st.Names, h.Host)
 	}
-	var lost []preparedHost
-	for c := range slices.Chunk(inserts, hostChunk) {
-		ids, err := s.insertHostRows(ctx, tx, c)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range c {
-			id, ok := ids[p.obs.Host]
-			if !ok {
-				lost = append(lost, p)
-				continue
-			}
-			for _, t := range p.terms {
-				termAdds = append(termAdds, hostTerm{t, id})
-			}
-			st.Inserted++
-			st.Names = append(st.Names, p.obs.Host)
+	for _, l := range sortedTermLists(dels) {
+		if err := w.remove(ctx, l); err != nil {
+			return err
 		}
 	}
-	for _, t := range termDels {
-		if _, err := tx.Exec(ctx, `DELETE FROM host_terms WHERE term = ? AND host_id = ?`, t.term, t.id); err != nil {
-			return nil, fmt.Errorf("delete host term: %w", err)
+	for _, l := range sortedTermLists(adds) {
+		if err := w.add(ctx, l); err != nil {
+			return err
 		}
 	}
-	// Sorted, the inserts walk the term index in order instead of jumping
-	// about it: far fewer pages touched per batch.
-	slices.SortFunc(termAdds, func(a, b hostTerm) int {
-		if c := strings.Compare(a.term, b.term); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	for c := range slices.Chunk(termAdds, hostChunk*2) {
-		q := strings.Builder{}
-		q.WriteString(`INSERT INTO host_terms (term, host_id) VALUES `)
-		args := make([]any, 0, 2*len(c))
-		for i, t := range c {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString("(?,?)")
-			args = append(args, t.term, t.id)
-		}
-		q.WriteString(` ON CONFLICT DO NOTHING`)
-		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
-			return nil, fmt.Errorf("insert host terms: %w", err)
-		}
+	return nil
+}
+
+// sortedTermLists returns m's lists in term order, each sorted.
+func sortedTermLists(m map[string][]int64) []termIDList {
+	out := make([]termIDList, 0, len(m))
+	for t, ids := range m {
+		out = append(out, termIDList{t, sortIDs(ids)})
 	}
-	return lost, nil
+	slices.SortFunc(out, func(a, b termIDList) int { return strings.Compare(a.term, b.term) })
+	return out
+}
+
+// markInserted marks which of the n ids from first a chunk's insert stored.
+func markInserted(ctx context.Context, tx *Tx, first int64, n int, inserted []bool) error {
+	rows, err := tx.Query(ctx, `SELECT id FROM hosts WHERE id >= ? AND id < ?`, first, first+int64(n))
+	if err != nil {
+		return fmt.Errorf("upsert hosts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("upsert hosts: %w", err)
+		}
+		inserted[id-first] = true
+	}
+	return rows.Err()
 }
 
 // samePrevDoc reports whether prev, read from a document of an older form,
@@ -313,11 +365,6 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, batch []preparedHost,
 func samePrevDoc(prev host.Host, doc []byte) bool {
 	again, err := encodeHostDoc(prev)
 	return err == nil && bytes.Equal(again, doc)
-}
-
-type hostTerm struct {
-	term string
-	id   int64
 }
 
 func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []preparedHost) (map[string]storedHost, error) {
@@ -378,46 +425,40 @@ func b2i(b bool) int {
 	return 0
 }
 
-// insertHostRows inserts new hosts and returns their ids by name; a name
-// missing from the result was inserted by a concurrent writer.
-func (s *Store) insertHostRows(ctx context.Context, tx *Tx, hs []preparedHost) (map[string]int64, error) {
-	var q strings.Builder
-	q.WriteString(`INSERT INTO hosts (` + hostCols + `) VALUES `)
-	args := make([]any, 0, 16*len(hs))
+// insertHostRows inserts hosts as new with the ids from first, leaving out
+// the names already stored, and returns how many it inserted.
+func (s *Store) insertHostRows(ctx context.Context, tx *Tx, first int64, hs []preparedHost) (int, error) {
+	q := `INSERT INTO hosts (id, ` + hostCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)` +
+		strings.Repeat(`,(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, len(hs)-1) + ` ON CONFLICT (name) DO NOTHING`
+	stmt, err := tx.prepared(ctx, q)
+	if err != nil {
+		return 0, fmt.Errorf("insert hosts: %w", err)
+	}
+	args := make([]any, 0, 17*len(hs))
 	for i, p := range hs {
-		if i > 0 {
-			q.WriteByte(',')
-		}
-		q.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		args = append(args, first+int64(i))
 		args = append(args, hostArgs(p.ins, p.doc)...)
 	}
-	q.WriteString(` ON CONFLICT (name) DO NOTHING RETURNING id, name`)
-	rows, err := tx.Query(ctx, q.String(), args...)
+	res, err := stmt.ExecContext(ctx, args...)
 	if err != nil {
-		return nil, fmt.Errorf("insert hosts: %w", err)
+		return 0, fmt.Errorf("insert hosts: %w", err)
 	}
-	defer rows.Close()
-	ids := make(map[string]int64, len(hs))
-	for rows.Next() {
-		var id int64
-		var name string
-		if err := rows.Scan(&id, &name); err != nil {
-			return nil, fmt.Errorf("insert hosts: %w", err)
-		}
-		ids[name] = id
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("insert hosts: %w", err)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("insert hosts: %w", err)
-	}
-	return ids, nil
+	return int(n), nil
 }
 
 func (s *Store) updateHostRow(ctx context.Context, tx *Tx, id int64, h host.Host, doc []byte) error {
-	args := append(hostArgs(h, doc)[2:], id) // name and rkey never change
-	_, err := tx.Exec(ctx, `UPDATE hosts SET domain = ?, ip = ?, ipkey = ?, is_live = ?, is_resolvable = ?, is_cloud = ?,
+	stmt, err := tx.prepared(ctx, `UPDATE hosts SET domain = ?, ip = ?, ipkey = ?, is_live = ?, is_resolvable = ?, is_cloud = ?,
 		is_cdn = ?, is_cloudflare = ?, has_ipv6 = ?, has_private_ip = ?, http_title = ?, first_seen = ?,
-		last_seen = ?, doc = ? WHERE id = ?`, args...)
+		last_seen = ?, doc = ? WHERE id = ?`)
 	if err != nil {
+		return fmt.Errorf("update host %q: %w", h.Host, err)
+	}
+	args := append(hostArgs(h, doc)[2:], id) // name and rkey never change
+	if _, err := stmt.ExecContext(ctx, args...); err != nil {
 		return fmt.Errorf("update host %q: %w", h.Host, err)
 	}
 	return nil
@@ -512,8 +553,22 @@ func hostTerms(h host.Host) []string {
 	add(TermCertMD5, c.MD5Fingerprint)
 	add(TermCertSerial, c.SerialNumber)
 	addAll(TermCertDNSName, c.DNSNames)
+	for _, f := range []struct {
+		flag HostFlag
+		set  bool
+	}{{FlagLive, h.IsLive}, {FlagResolvable, h.IsResolvable}, {FlagCloud, h.IsCloud}, {FlagCDN, h.IsCDN},
+		{FlagCloudflare, h.IsCloudflare}, {FlagIPv6, h.HasIPv6}, {FlagPrivateIP, h.HasPrivateIP}} {
+		ts = append(ts, flagTerm(f.flag, f.set))
+	}
 	slices.Sort(ts)
 	return slices.Compact(ts)
+}
+
+// flagTerm is the index term of a flag's value: every host has one term
+// per flag, so a flag test, true or false, is a posting list like any
+// other filter.
+func flagTerm(f HostFlag, set bool) string {
+	return string(f) + ":" + strconv.FormatBool(set)
 }
 
 // The fields of index terms.
@@ -559,7 +614,7 @@ func (s *Store) AnalyzeHosts(ctx context.Context) error {
 	if s.Dialect() != "postgres" {
 		return nil
 	}
-	if _, err := s.exec(ctx, `ANALYZE hosts, host_terms`); err != nil {
+	if _, err := s.exec(ctx, `ANALYZE hosts, host_postings`); err != nil {
 		return fmt.Errorf("analyze hosts: %w", err)
 	}
 	return nil

@@ -2,19 +2,21 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/host"
 )
 
-// CountCap is where host counts stop: a query matching more hosts reports
-// CountCap with Exact false, so counting never walks a large part of the
-// index. A query of several terms that are all common counts the matches
-// among the first estimateCap hosts of the rarest one: a lower bound, also
-// with Exact false.
+// CountCap is where host counts stop when a query tests the host rows
+// (names, address ranges, titles) over many hosts: such a query matching
+// more hosts reports a count of at least CountCap with Exact false. Queries
+// of filters alone (terms and flags) are counted exactly, on the posting
+// lists.
 const CountCap = 10000
 
 // HostFlag names a boolean column of hosts a query can test.
@@ -52,8 +54,8 @@ type HostQuery struct {
 // HostPage is one page of a host query.
 type HostPage struct {
 	Hosts []host.Host
-	// Total counts the matching hosts up to CountCap; Exact is false when
-	// the count stopped there.
+	// Total counts the matching hosts; Exact is false when the count
+	// stopped at CountCap.
 	Total int
 	Exact bool
 }
@@ -63,127 +65,297 @@ func Term(field, value string) string {
 	return field + ":" + strings.ToLower(strings.TrimSpace(value))
 }
 
+// rowCond is a condition on the hosts table (h).
+type rowCond struct {
+	sql     string
+	args    []any
+	indexed bool // an index range: its hosts can be listed cheaply
+}
+
 // SearchHosts returns a page of the hosts matching q, in the order they were
-// first stored, and their (capped) count. Every condition uses an index
-// except flags and TitleContains, which filter the hosts the indexed
-// conditions select (or, alone, a walk of the table in id order).
+// first stored (id order), and their count. Terms and flags are posting
+// lists, intersected; names, address ranges and titles are conditions on
+// the host rows, applied to the posting lists' hosts (or, without terms,
+// walked in id order).
 func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) {
-	terms := slices.Clone(q.Terms)
-	for i, t := range terms {
+	terms := make([]string, 0, len(q.Terms)+len(q.Flags))
+	for _, t := range q.Terms {
 		f, v, _ := strings.Cut(t, ":")
-		terms[i] = Term(f, v)
+		terms = append(terms, Term(f, v))
 	}
-	slices.Sort(terms)
-	terms = slices.Compact(terms)
-	// Drive the join with the rarest term: estimate each (capped) first.
-	sampled := false
-	if len(terms) > 1 {
-		est := make(map[string]int, len(terms))
-		for _, t := range terms {
-			n, err := s.cappedCountN(ctx, `FROM host_terms WHERE term = ?`, []any{t}, estimateCap)
-			if err != nil {
-				return HostPage{}, err
-			}
-			if n == 0 {
-				return HostPage{Hosts: []host.Host{}, Exact: true}, nil
-			}
-			est[t] = n
-		}
-		slices.SortStableFunc(terms, func(a, b string) int { return est[a] - est[b] })
-		// Even the rarest term is common: count matches among its first
-		// estimateCap hosts only (a lower bound, said to be inexact)
-		// rather than intersect long lists for an exact figure.
-		sampled = est[terms[0]] >= estimateCap
-	}
-
-	// termsFrom is the FROM of a term query driven by t0 (the rarest
-	// term's rows, or a sample of them), joining the other terms and, when
-	// a condition needs the host row, the hosts table.
-	join := joinKind(s.Dialect())
-	var joinArgs []any
-	termsFrom := func(t0 string, withHosts bool) string {
-		var b strings.Builder
-		b.WriteString("FROM " + t0 + " t0")
-		for i := 1; i < len(terms); i++ {
-			fmt.Fprintf(&b, " %s host_terms t%d ON t%d.term = ? AND t%d.host_id = t0.host_id", join, i, i, i)
-		}
-		if withHosts {
-			fmt.Fprintf(&b, " %s hosts h ON h.id = t0.host_id", join)
-		}
-		return b.String()
-	}
-	for _, t := range terms[min(1, len(terms)):] {
-		joinArgs = append(joinArgs, t)
-	}
-
-	var where []any
-	var conds []string
-	order := "h.id"
-	if len(terms) > 0 {
-		conds = append(conds, "t0.term = ?")
-		where = append(where, terms[0])
-		order = "t0.host_id"
-	}
-	if q.Name != "" {
-		conds = append(conds, "h.name = ?")
-		where = append(where, strings.ToLower(q.Name))
-	}
-	if q.Under != "" {
-		cond, a := underKey("h.rkey", q.Under)
-		conds = append(conds, cond)
-		where = append(where, a...)
-	}
-	if q.IPRange.IsValid() {
-		lo, hi := prefixKeys(q.IPRange)
-		conds = append(conds, "h.ipkey >= ? AND h.ipkey <= ?")
-		where = append(where, lo, hi)
-	}
-	flags := make([]HostFlag, 0, len(q.Flags))
-	for f := range q.Flags {
-		flags = append(flags, f)
-	}
-	slices.Sort(flags)
-	for _, f := range flags {
+	for f, v := range q.Flags {
 		switch f {
 		case FlagLive, FlagResolvable, FlagCloud, FlagCDN, FlagCloudflare, FlagIPv6, FlagPrivateIP:
 		default:
 			return HostPage{}, fmt.Errorf("search hosts: unknown flag %q", f)
 		}
-		conds = append(conds, "h."+string(f)+" = ?")
-		where = append(where, b2i(q.Flags[f]))
+		terms = append(terms, flagTerm(f, v))
+	}
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+
+	var conds []rowCond
+	if q.Name != "" {
+		conds = append(conds, rowCond{"h.name = ?", []any{strings.ToLower(q.Name)}, true})
+	}
+	if q.Under != "" {
+		cond, a := underKey("h.rkey", q.Under)
+		conds = append(conds, rowCond{cond, a, true})
+	}
+	if q.IPRange.IsValid() {
+		lo, hi := prefixKeys(q.IPRange)
+		conds = append(conds, rowCond{"h.ipkey >= ? AND h.ipkey <= ?", []any{lo, hi}, true})
 	}
 	if q.TitleContains != "" {
-		conds = append(conds, `h.http_title LIKE ? ESCAPE '\'`)
-		where = append(where, "%"+likeEscape(strings.ToLower(q.TitleContains))+"%")
+		conds = append(conds, rowCond{`h.http_title LIKE ? ESCAPE '\'`,
+			[]any{"%" + likeEscape(strings.ToLower(q.TitleContains)) + "%"}, false})
 	}
-	whereSQL := ""
-	if len(conds) > 0 {
-		whereSQL = " WHERE " + strings.Join(conds, " AND ")
+	if len(terms) == 0 {
+		return s.searchRows(ctx, conds, q.Limit, q.Offset)
 	}
-	body, countBody := "FROM hosts h"+whereSQL, "FROM hosts h"+whereSQL
-	args := append(slices.Clone(joinArgs), where...)
-	countArgs := args
-	if len(terms) > 0 {
-		body = termsFrom("host_terms", true) + whereSQL
-		// Counting needs the hosts table only for conditions on it:
-		// terms alone are counted on the term index.
-		t0 := "host_terms"
-		if sampled {
-			t0 = "(SELECT term, host_id FROM host_terms WHERE term = ? ORDER BY host_id LIMIT ?)"
-			countArgs = append([]any{terms[0], estimateCap}, args...)
+
+	want := q.Offset + q.Limit
+	var ids []int64
+	page := HostPage{Exact: true}
+	if len(terms) == 1 && len(conds) == 0 {
+		n, err := s.termCount(ctx, terms[0])
+		if err != nil {
+			return HostPage{}, err
 		}
-		countBody = termsFrom(t0, len(conds) > 1) + whereSQL
+		page.Total = n
+		if q.Limit > 0 && q.Offset < n {
+			if ids, err = s.termIDs(ctx, terms[0], want); err != nil {
+				return HostPage{}, err
+			}
+		}
+	} else {
+		matched, err := s.intersectTerms(ctx, terms)
+		if err != nil {
+			return HostPage{}, err
+		}
+		if len(conds) > 0 && len(matched) > 0 {
+			matched, page.Exact, err = s.filterRows(ctx, matched, conds, want)
+			if err != nil {
+				return HostPage{}, err
+			}
+		}
+		page.Total, ids = len(matched), matched
 	}
-	total, err := s.cappedCount(ctx, countBody, countArgs)
+	if q.Limit <= 0 || q.Offset >= len(ids) {
+		page.Hosts = []host.Host{}
+		return page, nil
+	}
+	hs, err := s.hostsByID(ctx, ids[q.Offset:min(want, len(ids))])
 	if err != nil {
 		return HostPage{}, err
 	}
-	page := HostPage{Hosts: []host.Host{}, Total: total, Exact: total < CountCap && !sampled}
-	if q.Limit <= 0 || q.Offset >= total && page.Exact {
+	page.Hosts = hs
+	return page, nil
+}
+
+// intersectTerms returns the ids of the hosts holding every term, rarest
+// term first so the lists shrink fast.
+func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, error) {
+	counts := make(map[string]int, len(terms))
+	for _, t := range terms {
+		n, err := s.termCount(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, nil
+		}
+		counts[t] = n
+	}
+	slices.SortStableFunc(terms, func(a, b string) int { return counts[a] - counts[b] })
+	var out []int64
+	for i, t := range terms {
+		ids, err := s.termIDs(ctx, t, 0)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			out = ids
+		} else {
+			out = intersectIDs(out, ids)
+		}
+		if len(out) == 0 {
+			return nil, nil
+		}
+	}
+	return out, nil
+}
+
+// rowListCap bounds the hosts an indexed row condition lists to intersect
+// with posting lists; a condition matching more is tested host by host.
+const rowListCap = 100000
+
+// filterChunk is how many hosts one query tests against row conditions.
+const filterChunk = 5000
+
+// filterRows keeps the ids (ascending) whose host rows meet conds. Indexed
+// conditions matching at most rowListCap hosts are listed and intersected;
+// the rest are tested on the rows of the ids, a chunk at a time, until
+// CountCap and want matches are found (exact false when it stopped early).
+func (s *Store) filterRows(ctx context.Context, ids []int64, conds []rowCond, want int) ([]int64, bool, error) {
+	var rest []rowCond
+	for _, c := range conds {
+		if !c.indexed {
+			rest = append(rest, c)
+			continue
+		}
+		listed, complete, err := s.rowIDs(ctx, c, rowListCap)
+		if err != nil {
+			return nil, false, err
+		}
+		if !complete {
+			rest = append(rest, c)
+			continue
+		}
+		ids = intersectIDs(ids, listed)
+	}
+	if len(rest) == 0 || len(ids) == 0 {
+		return ids, true, nil
+	}
+	var where []string
+	var args []any
+	for _, c := range rest {
+		where = append(where, c.sql)
+		args = append(args, c.args...)
+	}
+	goal := max(CountCap, want)
+	var out []int64
+	for lo := 0; lo < len(ids); lo += filterChunk {
+		chunk := ids[lo:min(lo+filterChunk, len(ids))]
+		in, inArg := s.inIDs("h.id", chunk)
+		rows, err := s.query(ctx, "SELECT h.id FROM hosts h WHERE "+in+" AND "+strings.Join(where, " AND "),
+			append([]any{inArg}, args...)...)
+		if err != nil {
+			return nil, false, fmt.Errorf("search hosts: %w", err)
+		}
+		found, err := scanIDs(rows)
+		if err != nil {
+			return nil, false, fmt.Errorf("search hosts: %w", err)
+		}
+		out = append(out, sortIDs(found)...)
+		if len(out) >= goal && lo+filterChunk < len(ids) {
+			return out, false, nil
+		}
+	}
+	return out, true, nil
+}
+
+// rowIDs lists the ids of the hosts meeting an indexed condition, sorted,
+// unless more than limit do (complete false).
+func (s *Store) rowIDs(ctx context.Context, c rowCond, limit int) ([]int64, bool, error) {
+	rows, err := s.query(ctx, "SELECT h.id FROM hosts h WHERE "+c.sql+" LIMIT ?", append(slices.Clone(c.args), limit+1)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("search hosts: %w", err)
+	}
+	ids, err := scanIDs(rows)
+	if err != nil {
+		return nil, false, fmt.Errorf("search hosts: %w", err)
+	}
+	if len(ids) > limit {
+		return nil, false, nil
+	}
+	return sortIDs(ids), true, nil
+}
+
+func scanIDs(rows *sql.Rows) ([]int64, error) {
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// inIDs is the condition "col is one of ids", with its one argument: a
+// JSON array on SQLite, an array literal on PostgreSQL.
+func (s *Store) inIDs(col string, ids []int64) (string, any) {
+	var b strings.Builder
+	sep := ","
+	if s.Dialect() == "postgres" {
+		b.WriteByte('{')
+	} else {
+		b.WriteByte('[')
+	}
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	if s.Dialect() == "postgres" {
+		b.WriteByte('}')
+		return col + " = ANY(?::bigint[])", b.String()
+	}
+	b.WriteByte(']')
+	return col + " IN (SELECT value FROM json_each(?))", b.String()
+}
+
+// hostsByID returns the hosts of ids, in that order.
+func (s *Store) hostsByID(ctx context.Context, ids []int64) ([]host.Host, error) {
+	in, arg := s.inIDs("id", ids)
+	rows, err := s.query(ctx, "SELECT id, doc FROM hosts WHERE "+in, arg)
+	if err != nil {
+		return nil, fmt.Errorf("search hosts: %w", err)
+	}
+	defer rows.Close()
+	docs := make(map[int64][]byte, len(ids))
+	for rows.Next() {
+		var id int64
+		var doc []byte
+		if err := rows.Scan(&id, &doc); err != nil {
+			return nil, fmt.Errorf("search hosts: %w", err)
+		}
+		docs[id] = doc
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search hosts: %w", err)
+	}
+	out := make([]host.Host, 0, len(ids))
+	for _, id := range ids {
+		doc, ok := docs[id]
+		if !ok {
+			return nil, fmt.Errorf("search hosts: host %d is indexed but not stored", id)
+		}
+		var h host.Host
+		if err := decodeHostDoc(doc, &h); err != nil {
+			return nil, fmt.Errorf("decode host: %w", err)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// searchRows answers a query of row conditions alone: a walk of the hosts in
+// id order, counted up to CountCap.
+func (s *Store) searchRows(ctx context.Context, conds []rowCond, limit, offset int) (HostPage, error) {
+	var where []string
+	var args []any
+	for _, c := range conds {
+		where = append(where, c.sql)
+		args = append(args, c.args...)
+	}
+	body := "FROM hosts h"
+	if len(where) > 0 {
+		body += " WHERE " + strings.Join(where, " AND ")
+	}
+	total, err := s.cappedCount(ctx, body, args)
+	if err != nil {
+		return HostPage{}, err
+	}
+	page := HostPage{Hosts: []host.Host{}, Total: total, Exact: total < CountCap}
+	if limit <= 0 || offset >= total && page.Exact {
 		return page, nil
 	}
-	rows, err := s.query(ctx, "SELECT h.doc "+body+" ORDER BY "+order+" LIMIT ? OFFSET ?",
-		append(args, q.Limit, q.Offset)...)
+	rows, err := s.query(ctx, "SELECT h.doc "+body+" ORDER BY h.id LIMIT ? OFFSET ?", append(args, limit, offset)...)
 	if err != nil {
 		return HostPage{}, fmt.Errorf("search hosts: %w", err)
 	}
@@ -205,27 +377,10 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	return page, nil
 }
 
-// joinKind is the join that keeps the written order: the rarest term
-// drives (SQLite keeps the order of a CROSS JOIN; PostgreSQL plans well).
-func joinKind(dialect string) string {
-	if dialect == "sqlite" {
-		return "CROSS JOIN"
-	}
-	return "JOIN"
-}
-
-// estimateCap bounds the counts that rank terms by rarity, and the hosts of
-// the rarest term a combined count looks at.
-const estimateCap = 5000
-
 // cappedCount counts the rows of a FROM/WHERE body up to CountCap.
 func (s *Store) cappedCount(ctx context.Context, body string, args []any) (int, error) {
-	return s.cappedCountN(ctx, body, args, CountCap)
-}
-
-func (s *Store) cappedCountN(ctx context.Context, body string, args []any, limit int) (int, error) {
 	var n int
-	err := s.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT 1 "+body+" LIMIT ?) c", append(slices.Clone(args), limit)...).Scan(&n)
+	err := s.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT 1 "+body+" LIMIT ?) c", append(slices.Clone(args), CountCap)...).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count hosts: %w", err)
 	}

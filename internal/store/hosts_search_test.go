@@ -123,45 +123,94 @@ func TestSubdomains(t *testing.T) {
 	})
 }
 
-// Combined common terms are counted over a sample of the rarest one: the
-// total is a lower bound said to be inexact, and pages beyond it still
-// answer. A rare term among them gives an exact count.
-func TestSearchHostsSampledCount(t *testing.T) {
+// Filters alone are counted exactly on the posting lists, however common;
+// a row condition (here a title) over many hosts stops counting at
+// CountCap and says so, and pages beyond the count still answer. Updates
+// move hosts between posting lists: taking a list's first host out, adding
+// terms to old hosts, flipping flags.
+func TestSearchHostsCountsAndPostingUpdates(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		const n = 6000
+		const n = 12000
 		hs := make([]host.Host, 0, n)
 		for i := range n {
 			h := host.Host{Host: fmt.Sprintf("s%05d.example.net", i), IPMetadata: host.IPMetadata{CountryCode: "US"},
-				NetworkServices: []host.Service{{Port: 443, Service: "https"}}}
+				NetworkServices: []host.Service{{Port: 443, Service: "https"}}, HTTPTitle: "Welcome",
+				FirstSeen: 1700000000, LastSeen: 1700000000}
 			if i%2 == 0 {
 				h.Web = []string{"React"}
 			}
 			hs = append(hs, h)
 		}
-		for c := range slices.Chunk(hs, 2000) {
+		for c := range slices.Chunk(hs, 5000) {
 			if _, err := s.UpsertHosts(ctx, c); err != nil {
 				t.Fatal(err)
 			}
 		}
-		p, err := s.SearchHosts(ctx, store.HostQuery{Terms: []string{"cc:us", "port:443"}, Limit: 10})
-		if err != nil {
-			t.Fatal(err)
+		search := func(q store.HostQuery) store.HostPage {
+			t.Helper()
+			p, err := s.SearchHosts(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
 		}
-		if p.Exact || p.Total < 5000 || p.Total > n || len(p.Hosts) != 10 {
+		if p := search(store.HostQuery{Terms: []string{"cc:us", "port:443"}, Limit: 10}); !p.Exact || p.Total != n || len(p.Hosts) != 10 {
 			t.Fatalf("common terms: total %d exact %v, %d hosts", p.Total, p.Exact, len(p.Hosts))
 		}
-		p, err = s.SearchHosts(ctx, store.HostQuery{Terms: []string{"cc:us", "port:443"}, Limit: 10, Offset: 5990})
-		if err != nil || len(p.Hosts) != 10 || p.Hosts[0].Host != "s05990.example.net" {
-			t.Fatalf("page beyond the sampled count: %v %d hosts", err, len(p.Hosts))
+		if p := search(store.HostQuery{Terms: []string{"cc:us", "port:443"}, Limit: 10, Offset: 11990}); len(p.Hosts) != 10 || p.Hosts[0].Host != "s11990.example.net" {
+			t.Fatalf("last page: %d hosts", len(p.Hosts))
 		}
-		p, err = s.SearchHosts(ctx, store.HostQuery{Terms: []string{"cc:us", "tech:react", "port:443"}, Limit: 10})
-		if err != nil || !p.Exact || p.Total != n/2 {
-			t.Fatalf("rare term: %v total %d exact %v", err, p.Total, p.Exact)
+		if p := search(store.HostQuery{Terms: []string{"cc:us", "tech:react", "port:443"}, Limit: 10}); !p.Exact || p.Total != n/2 || p.Hosts[1].Host != "s00002.example.net" {
+			t.Fatalf("three terms: total %d exact %v", p.Total, p.Exact)
 		}
-		p, err = s.SearchHosts(ctx, store.HostQuery{Terms: []string{"cc:us"}, Limit: 10})
-		if err != nil || !p.Exact || p.Total != n {
-			t.Fatalf("one term: %v total %d exact %v", err, p.Total, p.Exact)
+		if p := search(store.HostQuery{Terms: []string{"port:443"}, Limit: 3, Offset: 6000}); !p.Exact || p.Total != n || p.Hosts[0].Host != "s06000.example.net" {
+			t.Fatalf("one term past a row: total %d exact %v %v", p.Total, p.Exact, p.Hosts)
+		}
+		p := search(store.HostQuery{Terms: []string{"cc:us"}, TitleContains: "welcome", Limit: 10})
+		if p.Exact || p.Total < store.CountCap || len(p.Hosts) != 10 {
+			t.Fatalf("title over many hosts: total %d exact %v, %d hosts", p.Total, p.Exact, len(p.Hosts))
+		}
+		if p := search(store.HostQuery{Terms: []string{"cc:us"}, TitleContains: "welcome", Limit: 10, Offset: 11995}); len(p.Hosts) != 5 || p.Hosts[4].Host != "s11999.example.net" {
+			t.Fatalf("title page beyond the count: %d hosts", len(p.Hosts))
+		}
+
+		// The first 100 hosts move to DE (s00000 led the US list), three
+		// old hosts gain a technology, one becomes a cloud host.
+		var upd []host.Host
+		for i := range 100 {
+			upd = append(upd, host.Host{Host: fmt.Sprintf("s%05d.example.net", i), IPMetadata: host.IPMetadata{CountryCode: "DE"},
+				FirstSeen: 1700000100, LastSeen: 1700000100})
+		}
+		for _, i := range []int{107, 5006, 11000} {
+			upd = append(upd, host.Host{Host: fmt.Sprintf("s%05d.example.net", i), Web: []string{"Vue"}})
+		}
+		upd = append(upd, host.Host{Host: "s00209.example.net", Cloud: host.Cloud{Provider: "aws"}})
+		st, err := s.UpsertHosts(ctx, upd)
+		if err != nil || st.Updated != 104 || st.Inserted != 0 {
+			t.Fatalf("update: %+v %v", st, err)
+		}
+		if p := search(store.HostQuery{Terms: []string{"cc:us"}, Limit: 1}); p.Total != n-100 || p.Hosts[0].Host != "s00100.example.net" {
+			t.Fatalf("after the move, US: total %d %v", p.Total, p.Hosts)
+		}
+		if p := search(store.HostQuery{Terms: []string{"cc:de", "port:443"}, Limit: 200}); p.Total != 100 || len(p.Hosts) != 100 || p.Hosts[99].Host != "s00099.example.net" {
+			t.Fatalf("after the move, DE: total %d", p.Total)
+		}
+		p = search(store.HostQuery{Terms: []string{"tech:vue"}, Limit: 10})
+		if p.Total != 3 || len(p.Hosts) != 3 || p.Hosts[0].Host != "s00107.example.net" || p.Hosts[2].Host != "s11000.example.net" {
+			t.Fatalf("added technology: total %d %v", p.Total, p.Hosts)
+		}
+		if p := search(store.HostQuery{Terms: []string{"tech:vue", "tech:react"}, Limit: 10}); p.Total != 2 || p.Hosts[0].Host != "s05006.example.net" {
+			t.Fatalf("added and old technology: total %d", p.Total)
+		}
+		cloud := search(store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: true}, Limit: 10})
+		notCloud := search(store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: false}, Limit: 10})
+		if cloud.Total != 1 || cloud.Hosts[0].Host != "s00209.example.net" || notCloud.Total != n-1 || notCloud.Hosts[9].Host != "s00009.example.net" {
+			t.Fatalf("flag: cloud %d, not cloud %d %v", cloud.Total, notCloud.Total, notCloud.Hosts)
+		}
+		// The same updates again change nothing.
+		if st, err := s.UpsertHosts(ctx, upd); err != nil || st.Unchanged != 104 {
+			t.Fatalf("update again: %+v %v", st, err)
 		}
 	})
 }

@@ -143,8 +143,27 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 
 // Tx is a transaction with the store's placeholder rebinding.
 type Tx struct {
-	tx *sql.Tx
-	d  dialect
+	tx    *sql.Tx
+	d     dialect
+	stmts map[string]*sql.Stmt
+}
+
+// prepared returns a statement prepared for the rest of the transaction
+// (written with ? placeholders), preparing it once: a batch that runs the
+// same statement many times parses it once.
+func (t *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := t.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := t.tx.PrepareContext(ctx, t.d.rebind(q))
+	if err != nil {
+		return nil, err
+	}
+	if t.stmts == nil {
+		t.stmts = map[string]*sql.Stmt{}
+	}
+	t.stmts[q] = st
+	return st, nil
 }
 
 // Exec runs a statement written with ? placeholders.
@@ -228,6 +247,11 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 			if _, err := tx.tx.ExecContext(ctx, m.SQL); err != nil {
 				return fmt.Errorf("apply migration %s: %w", m.Name, err)
 			}
+			if step := migrationSteps[m.Version]; step != nil {
+				if err := step(ctx, tx); err != nil {
+					return fmt.Errorf("apply migration %s: %w", m.Name, err)
+				}
+			}
 			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
 				m.Version, m.Name, s.Now().Unix())
 			return err
@@ -244,6 +268,12 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 }
 
 var errSkip = errors.New("skip")
+
+// migrationSteps are the migrations' steps written in Go, run after the
+// migration's SQL in its transaction: data moves SQL cannot express.
+var migrationSteps = map[int]func(context.Context, *Tx) error{
+	5: moveHostTerms,
+}
 
 // Writer locks: the capabilities whose writes read before they insert
 // (merging hosts, upserting CVEs, certificates and findings) take turns on

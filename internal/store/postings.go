@@ -1,0 +1,389 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The inverted index of the host store is a table of posting lists:
+// host_postings holds, per term, rows of ascending host ids, each row keyed
+// by (term, first id) and carrying its id count and the ids as uvarint
+// gaps. A batch of new hosts adds one row per term it holds, so storing a
+// host writes a few bytes per term instead of an index row per term; most
+// terms of a batch (addresses, certificate hashes and names) are unique
+// and take one small row each. Hosts a later observation changes get their
+// added ids as rows of their own and their removed ids taken out of the
+// rows holding them. Rows of one term may overlap in id range; readers
+// merge them.
+
+// maxPostingRow bounds the ids one row carries when a long list is written
+// at once (a conversion of an old index); batches write at most a batch.
+const maxPostingRow = 65536
+
+// posting is one row of a posting list.
+type posting struct {
+	first int64
+	ids   []int64
+}
+
+// encodePostingIDs encodes ascending, distinct ids as the gaps after the
+// first.
+func encodePostingIDs(ids []int64) []byte {
+	b := make([]byte, 0, len(ids))
+	for i := 1; i < len(ids); i++ {
+		b = binary.AppendUvarint(b, uint64(ids[i]-ids[i-1]))
+	}
+	return b
+}
+
+var errCorruptPosting = errors.New("corrupt posting list")
+
+// decodePostingIDs appends the n ids of a row starting at first to dst.
+func decodePostingIDs(dst []int64, first int64, n int, b []byte) ([]int64, error) {
+	if n < 1 || first < 1 {
+		return dst, errCorruptPosting
+	}
+	dst = slices.Grow(dst, n)
+	dst = append(dst, first)
+	id := first
+	for i := 1; i < n; i++ {
+		gap, k := binary.Uvarint(b)
+		if k <= 0 || gap == 0 || gap > 1<<62 {
+			return dst, errCorruptPosting
+		}
+		b = b[k:]
+		id += int64(gap)
+		dst = append(dst, id)
+	}
+	if len(b) != 0 {
+		return dst, errCorruptPosting
+	}
+	return dst, nil
+}
+
+// termIDs returns the ids of the hosts holding term, ascending. With limit
+// > 0 it may stop once it has the limit smallest ids (it returns at least
+// those).
+func (s *Store) termIDs(ctx context.Context, term string, limit int) ([]int64, error) {
+	rows, err := s.query(ctx, `SELECT first_id, n, ids FROM host_postings WHERE term = ? ORDER BY first_id`, term)
+	if err != nil {
+		return nil, fmt.Errorf("read postings of %q: %w", term, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	sorted := true
+	for rows.Next() {
+		var first int64
+		var n int
+		var blob []byte
+		if err := rows.Scan(&first, &n, &blob); err != nil {
+			return nil, fmt.Errorf("read postings of %q: %w", term, err)
+		}
+		if limit > 0 && len(ids) >= limit {
+			// Every later row starts at first or above: once the limit
+			// smallest ids so far are all below it, they are the answer.
+			if !sorted {
+				ids = sortIDs(ids)
+				sorted = true
+			}
+			if len(ids) >= limit && ids[limit-1] < first {
+				break
+			}
+		}
+		if len(ids) > 0 && first <= ids[len(ids)-1] {
+			sorted = false
+		}
+		if ids, err = decodePostingIDs(ids, first, n, blob); err != nil {
+			return nil, fmt.Errorf("read postings of %q: %w", term, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read postings of %q: %w", term, err)
+	}
+	if !sorted {
+		ids = sortIDs(ids)
+	}
+	return ids, nil
+}
+
+func sortIDs(ids []int64) []int64 {
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// termCount returns how many hosts hold term. Rows never hold an id twice
+// unless they overlap, which only updates of old hosts cause; the count is
+// exact unless such rows hold the same id, which writes prevent.
+func (s *Store) termCount(ctx context.Context, term string) (int, error) {
+	var n int
+	if err := s.queryRow(ctx, `SELECT COALESCE(SUM(n), 0) FROM host_postings WHERE term = ?`, term).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count postings of %q: %w", term, err)
+	}
+	return n, nil
+}
+
+// intersectIDs returns the ids in both ascending lists.
+func intersectIDs(a, b []int64) []int64 {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	out := make([]int64, 0, len(a))
+	j := 0
+	for _, id := range a {
+		// Gallop when b is much longer: skip ahead in growing steps.
+		if len(b)-j > 64 && b[j] < id {
+			step := 1
+			for j+step < len(b) && b[j+step] < id {
+				j += step
+				step *= 2
+			}
+		}
+		for j < len(b) && b[j] < id {
+			j++
+		}
+		if j == len(b) {
+			break
+		}
+		if b[j] == id {
+			out = append(out, id)
+			j++
+		}
+	}
+	return out
+}
+
+// postingWriter writes posting rows in one transaction.
+type postingWriter struct {
+	tx *Tx
+}
+
+// termIDList is the ids a batch adds to or removes from one term.
+type termIDList struct {
+	term string
+	ids  []int64 // ascending
+}
+
+// insertNew writes one row per term for ids no row holds yet and above every
+// stored id (new hosts), in term order.
+func (w postingWriter) insertNew(ctx context.Context, lists []termIDList) error {
+	const per = 200 // rows per statement
+	for c := range slices.Chunk(lists, per) {
+		q, err := w.tx.prepared(ctx, insertPostingsSQL(len(c)))
+		if err != nil {
+			return fmt.Errorf("insert postings: %w", err)
+		}
+		args := make([]any, 0, 4*len(c))
+		for _, l := range c {
+			args = append(args, l.term, l.ids[0], len(l.ids), encodePostingIDs(l.ids))
+		}
+		if _, err := q.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("insert postings: %w", err)
+		}
+	}
+	return nil
+}
+
+func insertPostingsSQL(rows int) string {
+	return `INSERT INTO host_postings (term, first_id, n, ids) VALUES (?,?,?,?)` + strings.Repeat(`,(?,?,?,?)`, rows-1)
+}
+
+// add adds ids of stored hosts to a term: as a row of their own, merged
+// into the row of the same first id when there is one.
+func (w postingWriter) add(ctx context.Context, l termIDList) error {
+	var n int
+	var blob []byte
+	err := w.tx.QueryRow(ctx, `SELECT n, ids FROM host_postings WHERE term = ? AND first_id = ?`, l.term, l.ids[0]).Scan(&n, &blob)
+	switch {
+	case err == nil:
+		have, err := decodePostingIDs(nil, l.ids[0], n, blob)
+		if err != nil {
+			return fmt.Errorf("add to postings of %q: %w", l.term, err)
+		}
+		ids := sortIDs(append(have, l.ids...))
+		_, err = w.tx.Exec(ctx, `UPDATE host_postings SET n = ?, ids = ? WHERE term = ? AND first_id = ?`,
+			len(ids), encodePostingIDs(ids), l.term, l.ids[0])
+		if err != nil {
+			return fmt.Errorf("add to postings of %q: %w", l.term, err)
+		}
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return w.insertNew(ctx, []termIDList{l})
+	default:
+		return fmt.Errorf("add to postings of %q: %w", l.term, err)
+	}
+}
+
+// remove takes ids out of the rows of a term that hold them.
+func (w postingWriter) remove(ctx context.Context, l termIDList) error {
+	rows, err := w.tx.Query(ctx, `SELECT first_id, n, ids FROM host_postings WHERE term = ? AND first_id <= ? ORDER BY first_id`,
+		l.term, l.ids[len(l.ids)-1])
+	if err != nil {
+		return fmt.Errorf("remove from postings of %q: %w", l.term, err)
+	}
+	var ps []posting
+	for rows.Next() {
+		var p posting
+		var n int
+		var blob []byte
+		if err := rows.Scan(&p.first, &n, &blob); err != nil {
+			rows.Close()
+			return fmt.Errorf("remove from postings of %q: %w", l.term, err)
+		}
+		if p.ids, err = decodePostingIDs(nil, p.first, n, blob); err != nil {
+			rows.Close()
+			return fmt.Errorf("remove from postings of %q: %w", l.term, err)
+		}
+		ps = append(ps, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("remove from postings of %q: %w", l.term, err)
+	}
+	for _, p := range ps {
+		kept := slices.DeleteFunc(slices.Clone(p.ids), func(id int64) bool {
+			_, found := slices.BinarySearch(l.ids, id)
+			return found
+		})
+		if len(kept) == len(p.ids) {
+			continue
+		}
+		if len(kept) > 0 && kept[0] == p.first {
+			_, err := w.tx.Exec(ctx, `UPDATE host_postings SET n = ?, ids = ? WHERE term = ? AND first_id = ?`,
+				len(kept), encodePostingIDs(kept), l.term, p.first)
+			if err != nil {
+				return fmt.Errorf("remove from postings of %q: %w", l.term, err)
+			}
+			continue
+		}
+		// The first id went: the row moves to its new first id.
+		if _, err := w.tx.Exec(ctx, `DELETE FROM host_postings WHERE term = ? AND first_id = ?`, l.term, p.first); err != nil {
+			return fmt.Errorf("remove from postings of %q: %w", l.term, err)
+		}
+		if len(kept) > 0 {
+			if err := w.add(ctx, termIDList{l.term, kept}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// moveHostTerms is the Go step of migration 5: it writes the rows of
+// host_terms (one per term and host) as posting lists, adds the flag terms
+// of every host, and drops host_terms. Both are read in key ranges, so
+// memory stays flat however large the index.
+func moveHostTerms(ctx context.Context, tx *Tx) error {
+	w := postingWriter{tx: tx}
+	var pending []termIDList
+	flush := func(force bool) error {
+		if len(pending) < 2000 && !force {
+			return nil
+		}
+		err := w.insertNew(ctx, pending)
+		pending = pending[:0]
+		return err
+	}
+	var term string
+	var ids []int64
+	add := func() error {
+		for c := range slices.Chunk(ids, maxPostingRow) {
+			pending = append(pending, termIDList{term, slices.Clone(c)})
+		}
+		ids = ids[:0]
+		return flush(false)
+	}
+	afterTerm, afterID := "", int64(-1)
+	for {
+		rows, err := tx.Query(ctx, `SELECT term, host_id FROM host_terms WHERE (term, host_id) > (?, ?)
+			ORDER BY term, host_id LIMIT 50000`, afterTerm, afterID)
+		if err != nil {
+			return fmt.Errorf("move host terms: %w", err)
+		}
+		n := 0
+		for rows.Next() {
+			var t string
+			var id int64
+			if err := rows.Scan(&t, &id); err != nil {
+				rows.Close()
+				return fmt.Errorf("move host terms: %w", err)
+			}
+			n++
+			afterTerm, afterID = t, id
+			if t != term && len(ids) > 0 {
+				if err := add(); err != nil {
+					rows.Close()
+					return err
+				}
+			}
+			term = t
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("move host terms: %w", err)
+		}
+		if n < 50000 {
+			break
+		}
+	}
+	if len(ids) > 0 {
+		if err := add(); err != nil {
+			return err
+		}
+	}
+	flags := []HostFlag{FlagLive, FlagResolvable, FlagCloud, FlagCDN, FlagCloudflare, FlagIPv6, FlagPrivateIP}
+	var cols []string
+	for _, f := range flags {
+		cols = append(cols, string(f))
+	}
+	after := int64(0)
+	for {
+		rows, err := tx.Query(ctx, `SELECT id, `+strings.Join(cols, ", ")+` FROM hosts WHERE id > ? ORDER BY id LIMIT 50000`, after)
+		if err != nil {
+			return fmt.Errorf("move host flags: %w", err)
+		}
+		lists := make(map[string][]int64)
+		n := 0
+		for rows.Next() {
+			var id int64
+			vals := make([]int, len(flags))
+			dst := []any{&id}
+			for i := range vals {
+				dst = append(dst, &vals[i])
+			}
+			if err := rows.Scan(dst...); err != nil {
+				rows.Close()
+				return fmt.Errorf("move host flags: %w", err)
+			}
+			n++
+			after = id
+			for i, f := range flags {
+				t := flagTerm(f, vals[i] != 0)
+				lists[t] = append(lists[t], id)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("move host flags: %w", err)
+		}
+		pending = append(pending, sortedTermLists(lists)...)
+		if err := flush(false); err != nil {
+			return err
+		}
+		if n < 50000 {
+			break
+		}
+	}
+	if err := flush(true); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DROP TABLE host_terms`); err != nil {
+		return fmt.Errorf("move host terms: %w", err)
+	}
+	return nil
+}
