@@ -134,25 +134,6 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 			}
 		}
 	}()
-	// Checkpoint the write-ahead log beside the writer (see
-	// store.Checkpoint) until storing ends.
-	ckptDone := make(chan struct{})
-	ckptStopped := make(chan struct{})
-	go func() {
-		defer close(ckptStopped)
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ckptDone:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				in.Store.Checkpoint(ctx) // best effort: a commit checkpoints if this does not
-			}
-		}
-	}()
 	batch := make([]host.Host, 0, size)
 	send := func() error {
 		select {
@@ -180,8 +161,6 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 	}
 	close(batches)
 	<-done
-	close(ckptDone)
-	<-ckptStopped
 	if writeErr != nil {
 		// The writer's error is the cause; the parser only stopped.
 		err = writeErr

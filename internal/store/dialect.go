@@ -39,11 +39,11 @@ func (sqliteDialect) driver() string { return "sqlite" }
 func (sqliteDialect) dsn(path string) string {
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)",
-		// Statement journals and sorts in memory, a 64 MiB page cache per
-		// connection, and checkpoints every 64 MiB of WAL instead of 4 MiB:
-		// bulk ingest writes the pages it keeps touching (the term index)
-		// fewer times.
-		"temp_store(MEMORY)", "cache_size(-65536)", "wal_autocheckpoint(16384)"} {
+		// Statement journals and sorts in memory and a 64 MiB page cache
+		// per connection. The store's own checkpointer (Store.checkpointLoop)
+		// keeps the WAL short; a connection checkpoints in its commit only
+		// past 1 GiB of WAL, when that falls behind.
+		"temp_store(MEMORY)", "cache_size(-65536)", "wal_autocheckpoint(262144)"} {
 		q.Add("_pragma", p)
 	}
 	// Write transactions take the write lock at BEGIN, so two writers never

@@ -200,35 +200,28 @@ type storedHost struct {
 	doc []byte
 }
 
-// upsertHostsTx stores a batch: every host is inserted as new, with the id
-// base + its position in the batch (the store's writers take turns, so no
-// one else takes these ids); the names already stored are left out by the
+// upsertHostsTx stores a batch: every host is inserted as new, taking the
+// ids after the largest stored one (the store's writers take turns, so no
+// one else takes them); the names already stored are left out by the
 // unique index, then read, merged and updated. New hosts' terms are written
 // as one posting row per term; updated hosts' term changes are applied to
 // the rows holding them.
 func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *HostStats) error {
-	var base int64
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM hosts`).Scan(&base); err != nil {
+	var next int64
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM hosts`).Scan(&next); err != nil {
 		return fmt.Errorf("upsert hosts: %w", err)
 	}
-	inserted := make([]bool, len(b.hosts))
+	ids := make([]int64, len(b.hosts)) // the id of each new host; 0 for stored ones
 	allInserted := true
 	for lo := 0; lo < len(b.hosts); lo += hostChunk {
 		c := b.hosts[lo:min(lo+hostChunk, len(b.hosts))]
-		n, err := s.insertHostRows(ctx, tx, base+int64(lo), c)
+		var all bool
+		var err error
+		next, all, err = s.insertHostRows(ctx, tx, next, c, ids[lo:lo+len(c)])
 		if err != nil {
 			return err
 		}
-		if n == len(c) {
-			for i := range c {
-				inserted[lo+i] = true
-			}
-			continue
-		}
-		allInserted = false
-		if err := markInserted(ctx, tx, base+int64(lo), len(c), inserted[lo:lo+len(c)]); err != nil {
-			return err
-		}
+		allInserted = allInserted && all
 	}
 	if s.Dialect() == "postgres" {
 		// Keep the id sequence past the ids taken, for any other writer.
@@ -240,14 +233,14 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 	// The posting rows of the new hosts.
 	lists := make([]termIDList, 0, len(b.terms))
 	for _, tp := range b.terms {
-		ids := make([]int64, 0, len(tp.pos))
+		l := make([]int64, 0, len(tp.pos))
 		for _, p := range tp.pos {
-			if allInserted || inserted[p] {
-				ids = append(ids, base+int64(p))
+			if ids[p] != 0 {
+				l = append(l, ids[p])
 			}
 		}
-		if len(ids) > 0 {
-			lists = append(lists, termIDList{tp.term, ids})
+		if len(l) > 0 {
+			lists = append(lists, termIDList{tp.term, l})
 		}
 	}
 	w := postingWriter{tx: tx}
@@ -255,7 +248,7 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 		return err
 	}
 	for i, p := range b.hosts {
-		if inserted[i] {
+		if ids[i] != 0 {
 			st.Inserted++
 			st.Names = append(st.Names, p.obs.Host)
 		}
@@ -267,7 +260,7 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 	// The hosts already stored: merge, update, and move their terms.
 	var known []preparedHost
 	for i, p := range b.hosts {
-		if !inserted[i] {
+		if ids[i] == 0 {
 			known = append(known, p)
 		}
 	}
@@ -343,23 +336,6 @@ func sortedTermLists(m map[string][]int64) []termIDList {
 	return out
 }
 
-// markInserted marks which of the n ids from first a chunk's insert stored.
-func markInserted(ctx context.Context, tx *Tx, first int64, n int, inserted []bool) error {
-	rows, err := tx.Query(ctx, `SELECT id FROM hosts WHERE id >= ? AND id < ?`, first, first+int64(n))
-	if err != nil {
-		return fmt.Errorf("upsert hosts: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return fmt.Errorf("upsert hosts: %w", err)
-		}
-		inserted[id-first] = true
-	}
-	return rows.Err()
-}
-
 // samePrevDoc reports whether prev, read from a document of an older form,
 // encodes to doc: the host did not change.
 func samePrevDoc(prev host.Host, doc []byte) bool {
@@ -425,29 +401,81 @@ func b2i(b bool) int {
 	return 0
 }
 
-// insertHostRows inserts hosts as new with the ids from first, leaving out
-// the names already stored, and returns how many it inserted.
-func (s *Store) insertHostRows(ctx context.Context, tx *Tx, first int64, hs []preparedHost) (int, error) {
-	q := `INSERT INTO hosts (id, ` + hostCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)` +
-		strings.Repeat(`,(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, len(hs)-1) + ` ON CONFLICT (name) DO NOTHING`
-	stmt, err := tx.prepared(ctx, q)
+// insertIgnoring is a multi-row INSERT INTO of rest (table, columns and
+// values) that leaves out the rows whose key conflicts. On SQLite it is
+// INSERT OR IGNORE: a statement that cannot abort needs no statement
+// journal, which otherwise copies every page the statement first touches
+// (half the cost of a batch insert into a large index).
+func insertIgnoring(d dialect, rest, conflict string) string {
+	if d.name() == "sqlite" {
+		return "INSERT OR IGNORE INTO " + rest
+	}
+	return "INSERT INTO " + rest + " ON CONFLICT (" + conflict + ") DO NOTHING"
+}
+
+// insertHostRows inserts hosts as new, leaving out the names already
+// stored, and sets ids[i] to the id hs[i] took (0 when left out). next is
+// the id the first new host takes; it returns the one after the chunk and
+// whether every host was new. On SQLite the ids are the table's own
+// (largest + 1, in order), on PostgreSQL given, one per host.
+func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []preparedHost, ids []int64) (int64, bool, error) {
+	sqlite := s.Dialect() == "sqlite"
+	cols, row := hostCols, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	if !sqlite {
+		// An explicit id on SQLite would make the insert a statement
+		// that can abort (a non-integer id), and so journalled.
+		cols, row = "id, "+hostCols, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	}
+	stmt, err := tx.prepared(ctx, insertIgnoring(s.dialect, `hosts (`+cols+`) VALUES `+row+strings.Repeat(","+row, len(hs)-1), "name"))
 	if err != nil {
-		return 0, fmt.Errorf("insert hosts: %w", err)
+		return 0, false, fmt.Errorf("insert hosts: %w", err)
 	}
 	args := make([]any, 0, 17*len(hs))
 	for i, p := range hs {
-		args = append(args, first+int64(i))
+		if !sqlite {
+			args = append(args, next+int64(i))
+		}
 		args = append(args, hostArgs(p.ins, p.doc)...)
 	}
 	res, err := stmt.ExecContext(ctx, args...)
 	if err != nil {
-		return 0, fmt.Errorf("insert hosts: %w", err)
+		return 0, false, fmt.Errorf("insert hosts: %w", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, fmt.Errorf("insert hosts: %w", err)
+		return 0, false, fmt.Errorf("insert hosts: %w", err)
 	}
-	return int(n), nil
+	if int(n) == len(hs) {
+		for i := range hs {
+			ids[i] = next + int64(i)
+		}
+		return next + n, true, nil
+	}
+	// Some names were stored: find which hosts took which ids.
+	rows, err := tx.Query(ctx, `SELECT id, name FROM hosts WHERE id >= ? AND id < ?`, next, next+int64(len(hs)))
+	if err != nil {
+		return 0, false, fmt.Errorf("insert hosts: %w", err)
+	}
+	defer rows.Close()
+	byName := make(map[string]int64, n)
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return 0, false, fmt.Errorf("insert hosts: %w", err)
+		}
+		byName[name] = id
+	}
+	if err := rows.Err(); err != nil {
+		return 0, false, fmt.Errorf("insert hosts: %w", err)
+	}
+	for i, p := range hs {
+		ids[i] = byName[p.obs.Host]
+	}
+	if sqlite {
+		return next + n, false, nil
+	}
+	return next + int64(len(hs)), false, nil
 }
 
 func (s *Store) updateHostRow(ctx context.Context, tx *Tx, id int64, h host.Host, doc []byte) error {
@@ -616,21 +644,6 @@ func (s *Store) AnalyzeHosts(ctx context.Context) error {
 	}
 	if _, err := s.exec(ctx, `ANALYZE hosts, host_postings`); err != nil {
 		return fmt.Errorf("analyze hosts: %w", err)
-	}
-	return nil
-}
-
-// Checkpoint copies what SQLite's write-ahead log holds into the database
-// file without waiting for readers or writers (PASSIVE), so a bulk load's
-// commits find a short log and do not checkpoint themselves; a caller runs
-// it from another goroutine, on another core. PostgreSQL needs nothing.
-func (s *Store) Checkpoint(ctx context.Context) error {
-	if s.Dialect() != "sqlite" {
-		return nil
-	}
-	var busy, logged, done int
-	if err := s.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &logged, &done); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
 }

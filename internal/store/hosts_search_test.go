@@ -186,12 +186,17 @@ func TestSearchHostsCountsAndPostingUpdates(t *testing.T) {
 			upd = append(upd, host.Host{Host: fmt.Sprintf("s%05d.example.net", i), Web: []string{"Vue"}})
 		}
 		upd = append(upd, host.Host{Host: "s00209.example.net", Cloud: host.Cloud{Provider: "aws"}})
+		// A new host among them takes the next id.
+		upd = append(upd, host.Host{Host: "a-new.example.net", IPMetadata: host.IPMetadata{CountryCode: "US"}})
 		st, err := s.UpsertHosts(ctx, upd)
-		if err != nil || st.Updated != 104 || st.Inserted != 0 {
+		if err != nil || st.Updated != 104 || st.Inserted != 1 {
 			t.Fatalf("update: %+v %v", st, err)
 		}
-		if p := search(store.HostQuery{Terms: []string{"cc:us"}, Limit: 1}); p.Total != n-100 || p.Hosts[0].Host != "s00100.example.net" {
+		if p := search(store.HostQuery{Terms: []string{"cc:us"}, Limit: 1}); p.Total != n-100+1 || p.Hosts[0].Host != "s00100.example.net" {
 			t.Fatalf("after the move, US: total %d %v", p.Total, p.Hosts)
+		}
+		if p := search(store.HostQuery{Terms: []string{"cc:us"}, Limit: 1, Offset: n - 100}); len(p.Hosts) != 1 || p.Hosts[0].Host != "a-new.example.net" {
+			t.Fatalf("the new host is not last: %v", p.Hosts)
 		}
 		if p := search(store.HostQuery{Terms: []string{"cc:de", "port:443"}, Limit: 200}); p.Total != 100 || len(p.Hosts) != 100 || p.Hosts[99].Host != "s00099.example.net" {
 			t.Fatalf("after the move, DE: total %d", p.Total)
@@ -205,11 +210,11 @@ func TestSearchHostsCountsAndPostingUpdates(t *testing.T) {
 		}
 		cloud := search(store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: true}, Limit: 10})
 		notCloud := search(store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: false}, Limit: 10})
-		if cloud.Total != 1 || cloud.Hosts[0].Host != "s00209.example.net" || notCloud.Total != n-1 || notCloud.Hosts[9].Host != "s00009.example.net" {
+		if cloud.Total != 1 || cloud.Hosts[0].Host != "s00209.example.net" || notCloud.Total != n-1+1 || notCloud.Hosts[9].Host != "s00009.example.net" {
 			t.Fatalf("flag: cloud %d, not cloud %d %v", cloud.Total, notCloud.Total, notCloud.Hosts)
 		}
 		// The same updates again change nothing.
-		if st, err := s.UpsertHosts(ctx, upd); err != nil || st.Unchanged != 104 {
+		if st, err := s.UpsertHosts(ctx, upd); err != nil || st.Unchanged != 105 {
 			t.Fatalf("update again: %+v %v", st, err)
 		}
 	})

@@ -173,7 +173,8 @@ type termIDList struct {
 func (w postingWriter) insertNew(ctx context.Context, lists []termIDList) error {
 	const per = 200 // rows per statement
 	for c := range slices.Chunk(lists, per) {
-		q, err := w.tx.prepared(ctx, insertPostingsSQL(len(c)))
+		q, err := w.tx.prepared(ctx, insertIgnoring(w.tx.d, `host_postings (term, first_id, n, ids) VALUES (?,?,?,?)`+
+			strings.Repeat(`,(?,?,?,?)`, len(c)-1), "term, first_id"))
 		if err != nil {
 			return fmt.Errorf("insert postings: %w", err)
 		}
@@ -181,15 +182,17 @@ func (w postingWriter) insertNew(ctx context.Context, lists []termIDList) error 
 		for _, l := range c {
 			args = append(args, l.term, l.ids[0], len(l.ids), encodePostingIDs(l.ids))
 		}
-		if _, err := q.ExecContext(ctx, args...); err != nil {
+		res, err := q.ExecContext(ctx, args...)
+		if err != nil {
 			return fmt.Errorf("insert postings: %w", err)
+		}
+		// A conflict would mean a row already holds one of these ids: the
+		// batch fails rather than lose an id.
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(c)) {
+			return fmt.Errorf("insert postings: %d of %d rows stored (%v)", n, len(c), err)
 		}
 	}
 	return nil
-}
-
-func insertPostingsSQL(rows int) string {
-	return `INSERT INTO host_postings (term, first_id, n, ids) VALUES (?,?,?,?)` + strings.Repeat(`,(?,?,?,?)`, rows-1)
 }
 
 // add adds ids of stored hosts to a term: as a row of their own, merged

@@ -30,6 +30,10 @@ type Store struct {
 	dialect dialect
 	stmts   sync.Map // query text → *sql.Stmt, for hot queries
 	auth    authCache
+	// stopCheckpoints ends the SQLite checkpointer; checkpointsDone is
+	// closed when it has.
+	stopCheckpoints context.CancelFunc
+	checkpointsDone chan struct{}
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -51,11 +55,45 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s database: %w", d.name(), err)
 	}
+	if d.name() == "sqlite" {
+		cctx, stop := context.WithCancel(context.Background())
+		s.stopCheckpoints, s.checkpointsDone = stop, make(chan struct{})
+		go s.checkpointLoop(cctx)
+	}
 	return s, nil
+}
+
+// checkpointInterval is how often the SQLite checkpointer runs.
+const checkpointInterval = 200 * time.Millisecond
+
+// checkpointLoop copies what SQLite's write-ahead log holds into the
+// database file, from its own goroutine, so that writers never do it inside
+// their commits (the connections' automatic checkpoint is set far out, as a
+// safety net): a large write transaction commits and returns while its
+// pages are copied on another core. PASSIVE: it never waits for readers or
+// writers.
+func (s *Store) checkpointLoop(ctx context.Context) {
+	defer close(s.checkpointsDone)
+	t := time.NewTicker(checkpointInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			var busy, logged, done int
+			// Best effort: a failed checkpoint leaves the log longer.
+			s.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &logged, &done)
+		}
+	}
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	if s.stopCheckpoints != nil {
+		s.stopCheckpoints()
+		<-s.checkpointsDone
+	}
 	s.stmts.Range(func(_, v any) bool {
 		v.(*sql.Stmt).Close()
 		return true
