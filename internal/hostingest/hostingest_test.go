@@ -25,7 +25,7 @@ func newIngester(t *testing.T, s *store.Store) (*hostingest.Ingester, *[]string)
 	}
 	t.Cleanup(func() { e.Close() })
 	var observed []string
-	in := &hostingest.Ingester{Store: s, Enricher: e, Batch: 2, Observe: func(_ context.Context, names []string) error {
+	in := &hostingest.Ingester{Store: s, Enricher: e, Batch: 2, TxHosts: 2, Observe: func(_ context.Context, names []string) error {
 		observed = append(observed, names...)
 		return nil
 	}}
@@ -108,7 +108,7 @@ func TestIngestTruncatedKeepsStoredBatches(t *testing.T) {
 // An observer error stops the ingest; what was stored stays.
 func TestIngestObserverErrorStops(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		in := &hostingest.Ingester{Store: s, Batch: 1, Observe: func(context.Context, []string) error {
+		in := &hostingest.Ingester{Store: s, Batch: 1, TxHosts: 1, Observe: func(context.Context, []string) error {
 			return context.DeadlineExceeded
 		}}
 		_, err := in.Ingest(t.Context(), scan.Native, "x", strings.NewReader(`{"host":"a.example.com"}`+"\n"+`{"host":"b.example.com"}`), nil)
@@ -120,6 +120,53 @@ func TestIngestObserverErrorStops(t *testing.T) {
 		}
 		if _, err := s.Host(t.Context(), "b.example.com"); err == nil {
 			t.Fatal("ingest went on after the observer failed")
+		}
+	})
+}
+
+// Batches share a transaction: a host seen again in a later batch of the
+// same transaction merges into the row the earlier one inserted, and its
+// index terms follow; a failed batch rolls back its whole transaction and
+// leaves earlier transactions stored.
+func TestIngestBatchesShareATransaction(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		in := &hostingest.Ingester{Store: s, Batch: 2, TxHosts: 100}
+		input := strings.Join([]string{
+			`{"host":"a.example.com","network_ports":[80],"last_seen":1700000000}`,
+			`{"host":"b.example.com"}`,
+			`{"host":"c.example.com"}`,
+			`{"host":"a.example.com","network_ports":[443],"last_seen":1700000100}`,
+			`{"host":"d.example.com"}`,
+		}, "\n")
+		sum, err := in.Ingest(t.Context(), scan.Native, "x", strings.NewReader(input), nil)
+		if err != nil || sum.Inserted != 4 || sum.Updated != 1 {
+			t.Fatalf("summary %+v, %v", sum, err)
+		}
+		for _, term := range []string{"port:80", "port:443"} {
+			p, err := s.SearchHosts(t.Context(), store.HostQuery{Terms: []string{term}, Limit: 10})
+			if err != nil || p.Total != 1 || p.Hosts[0].Host != "a.example.com" || !slices.Equal(p.Hosts[0].NetworkPorts, []int{80, 443}) {
+				t.Fatalf("%s: %+v %v", term, p, err)
+			}
+		}
+		// A store error in the second transaction: the first stays.
+		in = &hostingest.Ingester{Store: s, Batch: 1, TxHosts: 1}
+		ctx, cancel := context.WithCancel(t.Context())
+		n := 0
+		in.Observe = func(context.Context, []string) error {
+			if n++; n == 1 {
+				cancel()
+			}
+			return nil
+		}
+		_, err = in.Ingest(ctx, scan.Native, "y", strings.NewReader(`{"host":"e.example.com"}`+"\n"+`{"host":"f.example.com"}`), nil)
+		if err == nil {
+			t.Fatal("a cancelled ingest reported success")
+		}
+		if _, err := s.Host(t.Context(), "e.example.com"); err != nil {
+			t.Fatalf("first transaction: %v", err)
+		}
+		if _, err := s.Host(t.Context(), "f.example.com"); err == nil {
+			t.Fatal("the cancelled transaction was stored")
 		}
 	})
 }

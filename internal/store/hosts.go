@@ -70,11 +70,28 @@ type termPositions struct {
 // Len is the number of distinct hosts in the batch.
 func (b *HostBatch) Len() int { return len(b.hosts) }
 
+// preparedHost is one host of a batch as it is stored when new: kept small,
+// since a writer's transaction may hold many batches.
 type preparedHost struct {
-	obs   host.Host // the normalised observation, merged into a stored host
-	ins   host.Host // obs stamped and derived: the host stored when new
-	doc   []byte    // ins's document
-	terms []string  // ins's index terms
+	name string
+	row  []any  // the hosts columns (hostArgs), document included
+	doc  []byte // the document
+	// The observation's own first and last seen times (0 when it had
+	// none): a host that turns out to be stored merges the observation,
+	// which is the document with these times.
+	seenFirst, seenLast int64
+}
+
+// observation returns the observation p was prepared from, for merging into
+// a stored host: its document (the observation derived, which merges the
+// same) with the observation's own times.
+func (p preparedHost) observation() (host.Host, error) {
+	var h host.Host
+	if err := decodeHostDoc(p.doc, &h); err != nil {
+		return h, fmt.Errorf("decode prepared host %q: %w", p.name, err)
+	}
+	h.FirstSeen, h.LastSeen = p.seenFirst, p.seenLast
+	return h, nil
 }
 
 // PrepareHosts prepares observations for UpsertHostBatch. An observation
@@ -109,10 +126,11 @@ func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 	// A fixed order keeps concurrent PostgreSQL writers from deadlocking.
 	slices.SortFunc(batch, func(a, b host.Host) int { return strings.Compare(a.Host, b.Host) })
 	b.hosts = make([]preparedHost, len(batch))
+	terms := make([][]string, len(batch))
 	prepare := func(i int) error {
 		p := &b.hosts[i]
-		p.obs = batch[i]
 		h := batch[i]
+		p.name, p.seenFirst, p.seenLast = h.Host, h.FirstSeen, h.LastSeen
 		if h.LastSeen == 0 {
 			h.LastSeen = now
 		}
@@ -124,7 +142,7 @@ func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 		if err != nil {
 			return err
 		}
-		p.ins, p.doc, p.terms = h, doc, hostTerms(h)
+		p.doc, p.row, terms[i] = doc, hostArgs(h, doc), hostTerms(h)
 		return nil
 	}
 	workers := min(runtime.GOMAXPROCS(0), (len(batch)+255)/256)
@@ -147,8 +165,8 @@ func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 		return nil, err
 	}
 	byTerm := make(map[string][]int32, len(batch)*4)
-	for i, p := range b.hosts {
-		for _, t := range p.terms {
+	for i, ts := range terms {
+		for _, t := range ts {
 			byTerm[t] = append(byTerm[t], int32(i))
 		}
 	}
@@ -177,23 +195,79 @@ func (s *Store) UpsertHosts(ctx context.Context, hs []host.Host) (HostStats, err
 // when it merges into a known host, so ingesting the same input twice
 // changes nothing. On error nothing of the batch is stored.
 func (s *Store) UpsertHostBatch(ctx context.Context, b *HostBatch) (HostStats, error) {
-	st := HostStats{Rejected: b.rejected, Rejects: slices.Clone(b.rejects)}
-	if len(b.hosts) == 0 {
-		return st, nil
-	}
-	err := s.Tx(ctx, func(tx *Tx) error {
-		// One writer at a time: new hosts take the ids after the largest
-		// stored one, and merges read before they write.
-		if err := s.takeTurns(ctx, tx, lockHosts); err != nil {
-			return err
-		}
-		return s.upsertHostsTx(ctx, tx, b, &st)
-	})
+	w, err := s.BeginHosts(ctx)
 	if err != nil {
+		return HostStats{Rejected: b.rejected, Rejects: slices.Clone(b.rejects)}, err
+	}
+	st, err := w.Upsert(ctx, b)
+	if err == nil {
+		err = w.Commit()
+	}
+	if err != nil {
+		w.Rollback()
 		return HostStats{Rejected: st.Rejected, Rejects: st.Rejects}, err
 	}
 	return st, nil
 }
+
+// HostWriter stores prepared batches in one transaction: a bulk load that
+// puts many batches in each transaction writes the index pages it keeps
+// touching once per transaction rather than once per batch. It holds the
+// hosts' writer lock (on SQLite, the database's) until Commit or Rollback,
+// so other writers wait meanwhile.
+type HostWriter struct {
+	s      *Store
+	tx     *Tx
+	failed bool
+}
+
+// BeginHosts starts a transaction of host batches.
+func (s *Store) BeginHosts(ctx context.Context) (*HostWriter, error) {
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin transaction: %w", err)
+	}
+	w := &HostWriter{s: s, tx: &Tx{tx: sqlTx, d: s.dialect}}
+	// One writer at a time: new hosts take the ids after the largest
+	// stored one, and merges read before they write.
+	if err := s.takeTurns(ctx, w.tx, lockHosts); err != nil {
+		sqlTx.Rollback()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Upsert stores a batch in the transaction and returns what it did. After
+// an error the transaction can only be rolled back.
+func (w *HostWriter) Upsert(ctx context.Context, b *HostBatch) (HostStats, error) {
+	st := HostStats{Rejected: b.rejected, Rejects: slices.Clone(b.rejects)}
+	if w.failed {
+		return st, errors.New("upsert hosts: the transaction failed before")
+	}
+	if len(b.hosts) == 0 {
+		return st, nil
+	}
+	if err := w.s.upsertHostsTx(ctx, w.tx, b, &st); err != nil {
+		w.failed = true
+		return HostStats{Rejected: st.Rejected, Rejects: st.Rejects}, err
+	}
+	return st, nil
+}
+
+// Commit makes the transaction's batches durable.
+func (w *HostWriter) Commit() error {
+	if w.failed {
+		w.tx.tx.Rollback()
+		return errors.New("commit hosts: the transaction failed")
+	}
+	if err := w.tx.tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Rollback drops the transaction's batches (after Commit, it does nothing).
+func (w *HostWriter) Rollback() { w.tx.tx.Rollback() }
 
 type storedHost struct {
 	id  int64
@@ -250,7 +324,7 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 	for i, p := range b.hosts {
 		if ids[i] != 0 {
 			st.Inserted++
-			st.Names = append(st.Names, p.obs.Host)
+			st.Names = append(st.Names, p.name)
 		}
 	}
 	if allInserted {
@@ -270,10 +344,13 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 	}
 	adds, dels := map[string][]int64{}, map[string][]int64{}
 	for _, p := range known {
-		h := p.obs
-		old, ok := existing[h.Host]
+		old, ok := existing[p.name]
 		if !ok {
-			return fmt.Errorf("upsert hosts: %q is neither new nor stored", h.Host)
+			return fmt.Errorf("upsert hosts: %q is neither new nor stored", p.name)
+		}
+		h, err := p.observation()
+		if err != nil {
+			return err
 		}
 		var prev host.Host
 		if err := decodeHostDoc(old.doc, &prev); err != nil {
@@ -349,7 +426,7 @@ func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []preparedHost) (ma
 		q := `SELECT id, name, doc FROM hosts WHERE name IN (?` + strings.Repeat(",?", len(c)-1) + `)`
 		args := make([]any, len(c))
 		for i, p := range c {
-			args[i] = p.obs.Host
+			args[i] = p.name
 		}
 		rows, err := tx.Query(ctx, q, args...)
 		if err != nil {
@@ -435,7 +512,7 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 		if !sqlite {
 			args = append(args, next+int64(i))
 		}
-		args = append(args, hostArgs(p.ins, p.doc)...)
+		args = append(args, p.row...)
 	}
 	res, err := stmt.ExecContext(ctx, args...)
 	if err != nil {
@@ -470,7 +547,7 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 		return 0, false, fmt.Errorf("insert hosts: %w", err)
 	}
 	for i, p := range hs {
-		ids[i] = byName[p.obs.Host]
+		ids[i] = byName[p.name]
 	}
 	if sqlite {
 		return next + n, false, nil
