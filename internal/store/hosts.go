@@ -611,11 +611,20 @@ func hostTerms(h host.Host) []string {
 			add(field, v)
 		}
 	}
+	// Terms the host's own row answers are left out (see selfAnswered):
+	// its address (the ipkey index) and its own name in its certificate
+	// (the name index). Most hosts have nothing else unique to index, so
+	// storing a host writes few index rows at random places.
+	notSelf := func(v string) bool { return !strings.EqualFold(strings.TrimSpace(v), h.Host) }
 	add(TermDomain, h.Domain)
 	add(TermTLD, h.TLD)
-	add(TermIP, h.IPAddress)
-	addAll(TermIP, h.DNS.A)
-	addAll(TermIP, h.DNS.AAAA)
+	for _, ips := range [][]string{h.DNS.A, h.DNS.AAAA} {
+		for _, v := range ips {
+			if !strings.EqualFold(v, h.IPAddress) {
+				add(TermIP, v)
+			}
+		}
+	}
 	m := h.IPMetadata
 	add(TermCountry, m.CountryCode)
 	add(TermCountryName, m.CountryName)
@@ -649,7 +658,9 @@ func hostTerms(h host.Host) []string {
 	addAll(TermDNSPTR, h.DNS.PTR)
 	addAll(TermDNSTXT, h.DNS.TXT)
 	c := h.Cert
-	add(TermCertSubjectCN, c.SubjectCommonName)
+	if notSelf(c.SubjectCommonName) {
+		add(TermCertSubjectCN, c.SubjectCommonName)
+	}
 	add(TermCertSubjectOrg, c.SubjectOrg)
 	add(TermCertIssuerCN, c.IssuerCommonName)
 	add(TermCertIssuerOrg, c.IssuerOrg)
@@ -657,7 +668,11 @@ func hostTerms(h host.Host) []string {
 	add(TermCertSHA1, c.SHA1Fingerprint)
 	add(TermCertMD5, c.MD5Fingerprint)
 	add(TermCertSerial, c.SerialNumber)
-	addAll(TermCertDNSName, c.DNSNames)
+	for _, n := range c.DNSNames {
+		if notSelf(n) {
+			add(TermCertDNSName, n)
+		}
+	}
 	for _, f := range []struct {
 		flag HostFlag
 		set  bool

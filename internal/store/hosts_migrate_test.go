@@ -48,9 +48,10 @@ func TestMigrationMovesHostTermsToPostings(t *testing.T) {
 				}
 				h.Derive()
 				doc, _ := json.Marshal(h)
-				exec(`INSERT INTO hosts (id, name, rkey, domain, is_cloud, doc) VALUES (?, ?, ?, ?, ?, ?)`,
-					i*10, h.Host, host.ReverseKey(h.Host), "example.com", map[bool]int{true: 1}[h.IsCloud], doc)
-				exec(`INSERT INTO host_terms (term, host_id) VALUES (?, ?), (?, ?)`, "cc:us", i*10, "d:example.com", i*10)
+				ip := fmt.Sprintf("198.51.100.%d", i)
+				exec(`INSERT INTO hosts (id, name, rkey, domain, ip, ipkey, is_cloud, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+					i*10, h.Host, host.ReverseKey(h.Host), "example.com", ip, store.IPKey(ip), map[bool]int{true: 1}[h.IsCloud], doc)
+				exec(`INSERT INTO host_terms (term, host_id) VALUES (?, ?), (?, ?), (?, ?)`, "cc:us", i*10, "d:example.com", i*10, "ip:"+ip, i*10)
 				if i == 2 {
 					exec(`INSERT INTO host_terms (term, host_id) VALUES (?, ?)`, "cloud:aws", i*10)
 				}
@@ -72,6 +73,8 @@ func TestMigrationMovesHostTermsToPostings(t *testing.T) {
 				{store.HostQuery{Terms: []string{"cc:us"}}, n + 1, "h1.example.com"},
 				{store.HostQuery{Terms: []string{"cc:us", "d:example.com"}}, n + 1, "h1.example.com"},
 				{store.HostQuery{Terms: []string{"cloud:aws"}}, 1, "h2.example.com"},
+				{store.HostQuery{Terms: []string{"ip:198.51.100.3"}}, 1, "h3.example.com"},
+				{store.HostQuery{Terms: []string{"ip:198.51.100.3", "cc:us"}}, 1, "h3.example.com"},
 				{store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: false}}, n, "h1.example.com"},
 				{store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: true}, Terms: []string{"cc:us"}}, 1, "h2.example.com"},
 			} {

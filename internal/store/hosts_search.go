@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -117,7 +118,7 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	want := q.Offset + q.Limit
 	var ids []int64
 	page := HostPage{Exact: true}
-	if len(terms) == 1 && len(conds) == 0 {
+	if len(terms) == 1 && len(conds) == 0 && !selfAnswered(terms[0]) {
 		n, err := s.termCount(ctx, terms[0])
 		if err != nil {
 			return HostPage{}, err
@@ -157,10 +158,21 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 // term first so the lists shrink fast.
 func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, error) {
 	counts := make(map[string]int, len(terms))
+	lists := make(map[string][]int64)
 	for _, t := range terms {
-		n, err := s.termCount(ctx, t)
-		if err != nil {
-			return nil, err
+		var n int
+		if selfAnswered(t) {
+			// Rare values: listed whole to be counted.
+			ids, err := s.termList(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			lists[t], n = ids, len(ids)
+		} else {
+			var err error
+			if n, err = s.termCount(ctx, t); err != nil {
+				return nil, err
+			}
 		}
 		if n == 0 {
 			return nil, nil
@@ -170,9 +182,12 @@ func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, er
 	slices.SortStableFunc(terms, func(a, b string) int { return counts[a] - counts[b] })
 	var out []int64
 	for i, t := range terms {
-		ids, err := s.termIDs(ctx, t, 0)
-		if err != nil {
-			return nil, err
+		ids, ok := lists[t]
+		if !ok {
+			var err error
+			if ids, err = s.termIDs(ctx, t, 0); err != nil {
+				return nil, err
+			}
 		}
 		if i == 0 {
 			out = ids
@@ -184,6 +199,63 @@ func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, er
 		}
 	}
 	return out, nil
+}
+
+// selfAnswered reports whether a term's hosts are partly found through the
+// hosts table rather than the posting lists: an address is not indexed as
+// a term for the host whose address it is (the ipkey index finds it), nor
+// a certificate name for the host of that name (the name index does).
+func selfAnswered(term string) bool {
+	f, _, _ := strings.Cut(term, ":")
+	return f == TermIP || f == TermCertSubjectCN || f == TermCertDNSName
+}
+
+// termList returns the ids of the hosts holding a term, ascending: its
+// posting lists and, for a self-answered term, the hosts the hosts table
+// finds.
+func (s *Store) termList(ctx context.Context, term string) ([]int64, error) {
+	ids, err := s.termIDs(ctx, term, 0)
+	if err != nil || !selfAnswered(term) {
+		return ids, err
+	}
+	f, v, _ := strings.Cut(term, ":")
+	var self []int64
+	if f == TermIP {
+		key := IPKey(v)
+		if key == "" {
+			return ids, nil
+		}
+		rows, err := s.query(ctx, `SELECT id FROM hosts WHERE ipkey = ?`, key)
+		if err != nil {
+			return nil, fmt.Errorf("search hosts: %w", err)
+		}
+		if self, err = scanIDs(rows); err != nil {
+			return nil, fmt.Errorf("search hosts: %w", err)
+		}
+	} else {
+		// The host named v, when its certificate names it.
+		var id int64
+		var doc []byte
+		err := s.queryRow(ctx, `SELECT id, doc FROM hosts WHERE name = ?`, v).Scan(&id, &doc)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ids, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("search hosts: %w", err)
+		}
+		var h host.Host
+		if err := decodeHostDoc(doc, &h); err != nil {
+			return nil, fmt.Errorf("decode host: %w", err)
+		}
+		names := h.Cert.DNSNames
+		if f == TermCertSubjectCN {
+			names = []string{h.Cert.SubjectCommonName}
+		}
+		if slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), v) }) {
+			self = []int64{id}
+		}
+	}
+	return sortIDs(append(ids, self...)), nil
 }
 
 // rowListCap bounds the hosts an indexed row condition lists to intersect

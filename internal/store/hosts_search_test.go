@@ -219,3 +219,55 @@ func TestSearchHostsCountsAndPostingUpdates(t *testing.T) {
 		}
 	})
 }
+
+// A host's own address and its own name in its certificate are found
+// through the hosts table, not posted as terms; together with the posted
+// values they answer the same as any term, also after the address moves.
+func TestSearchSelfAnsweredTerms(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.UpsertHosts(ctx, []host.Host{
+			{Host: "www.example.org", IPAddress: "192.0.2.10", DNS: host.DNS{A: []string{"192.0.2.10", "192.0.2.11"}},
+				Cert: host.Cert{SubjectCommonName: "www.example.org", DNSNames: []string{"WWW.example.org", "example.org"}},
+				IPMetadata: host.IPMetadata{CountryCode: "US"}, LastSeen: 1700000000},
+			{Host: "api.example.org", IPAddress: "192.0.2.11",
+				Cert: host.Cert{SubjectCommonName: "www.example.org", DNSNames: []string{"www.example.org", "api.example.org"}},
+				IPMetadata: host.IPMetadata{CountryCode: "US"}, LastSeen: 1700000000},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(terms []string, want ...string) {
+			t.Helper()
+			p, err := s.SearchHosts(ctx, store.HostQuery{Terms: terms, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range p.Hosts {
+				got = append(got, h.Host)
+			}
+			slices.Sort(got)
+			if p.Total != len(want) || !p.Exact || !slices.Equal(got, want) {
+				t.Errorf("%v: total %d exact %v %v, want %v", terms, p.Total, p.Exact, got, want)
+			}
+		}
+		check([]string{"ip:192.0.2.10"}, "www.example.org")
+		check([]string{"ip:192.0.2.11"}, "api.example.org", "www.example.org")
+		check([]string{"ip:192.0.2.11", "cc:us"}, "api.example.org", "www.example.org")
+		check([]string{"ip:not-an-ip"})
+		check([]string{"scn:www.example.org"}, "api.example.org", "www.example.org")
+		check([]string{"scn:api.example.org"})
+		check([]string{"san:api.example.org"}, "api.example.org")
+		check([]string{"san:www.example.org", "ip:192.0.2.10"}, "www.example.org")
+		check([]string{"san:example.org"}, "www.example.org")
+
+		// The address moves: the old one stays an A record, now posted.
+		if _, err := s.UpsertHosts(ctx, []host.Host{{Host: "www.example.org", IPAddress: "192.0.2.99", LastSeen: 1700000100}}); err != nil {
+			t.Fatal(err)
+		}
+		check([]string{"ip:192.0.2.99"}, "www.example.org")
+		check([]string{"ip:192.0.2.10"}, "www.example.org")
+		check([]string{"ip:192.0.2.11"}, "api.example.org", "www.example.org")
+	})
+}

@@ -277,8 +277,9 @@ func (w postingWriter) remove(ctx context.Context, l termIDList) error {
 }
 
 // moveHostTerms is the Go step of migration 5: it writes the rows of
-// host_terms (one per term and host) as posting lists, adds the flag terms
-// of every host, and drops host_terms. Both are read in key ranges, so
+// host_terms (one per term and host) as posting lists, leaving out the
+// terms a host's own row answers, adds the flag terms of every host, and
+// drops host_terms. Both are read in key ranges, so
 // memory stays flat however large the index.
 func moveHostTerms(ctx context.Context, tx *Tx) error {
 	w := postingWriter{tx: tx}
@@ -302,21 +303,26 @@ func moveHostTerms(ctx context.Context, tx *Tx) error {
 	}
 	afterTerm, afterID := "", int64(-1)
 	for {
-		rows, err := tx.Query(ctx, `SELECT term, host_id FROM host_terms WHERE (term, host_id) > (?, ?)
-			ORDER BY term, host_id LIMIT 50000`, afterTerm, afterID)
+		rows, err := tx.Query(ctx, `SELECT t.term, t.host_id, h.ip, h.name FROM host_terms t JOIN hosts h ON h.id = t.host_id
+			WHERE (t.term, t.host_id) > (?, ?) ORDER BY t.term, t.host_id LIMIT 50000`, afterTerm, afterID)
 		if err != nil {
 			return fmt.Errorf("move host terms: %w", err)
 		}
 		n := 0
 		for rows.Next() {
-			var t string
+			var t, ip, name string
 			var id int64
-			if err := rows.Scan(&t, &id); err != nil {
+			if err := rows.Scan(&t, &id, &ip, &name); err != nil {
 				rows.Close()
 				return fmt.Errorf("move host terms: %w", err)
 			}
 			n++
 			afterTerm, afterID = t, id
+			// Terms the host's own row answers are not posted (see
+			// selfAnswered).
+			if t == Term(TermIP, ip) || t == Term(TermCertSubjectCN, name) || t == Term(TermCertDNSName, name) {
+				continue
+			}
 			if t != term && len(ids) > 0 {
 				if err := add(); err != nil {
 					rows.Close()
