@@ -228,10 +228,10 @@ func TestSearchSelfAnsweredTerms(t *testing.T) {
 		ctx := context.Background()
 		_, err := s.UpsertHosts(ctx, []host.Host{
 			{Host: "www.example.org", IPAddress: "192.0.2.10", DNS: host.DNS{A: []string{"192.0.2.10", "192.0.2.11"}},
-				Cert: host.Cert{SubjectCommonName: "www.example.org", DNSNames: []string{"WWW.example.org", "example.org"}},
+				Cert:       host.Cert{SubjectCommonName: "www.example.org", DNSNames: []string{"WWW.example.org", "example.org"}},
 				IPMetadata: host.IPMetadata{CountryCode: "US"}, LastSeen: 1700000000},
 			{Host: "api.example.org", IPAddress: "192.0.2.11",
-				Cert: host.Cert{SubjectCommonName: "www.example.org", DNSNames: []string{"www.example.org", "api.example.org"}},
+				Cert:       host.Cert{SubjectCommonName: "www.example.org", DNSNames: []string{"www.example.org", "api.example.org"}},
 				IPMetadata: host.IPMetadata{CountryCode: "US"}, LastSeen: 1700000000},
 		})
 		if err != nil {

@@ -345,7 +345,7 @@ func moveHostTerms(ctx context.Context, tx *Tx) error {
 			return err
 		}
 	}
-	flags := []HostFlag{FlagLive, FlagResolvable, FlagCloud, FlagCDN, FlagCloudflare, FlagIPv6, FlagPrivateIP}
+	flags := hostFlags[:]
 	var cols []string
 	for _, f := range flags {
 		cols = append(cols, string(f))
