@@ -180,23 +180,43 @@ func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, er
 		counts[t] = n
 	}
 	slices.SortStableFunc(terms, func(a, b string) int { return counts[a] - counts[b] })
-	var out []int64
-	for i, t := range terms {
-		ids, ok := lists[t]
-		if !ok {
-			var err error
-			if ids, err = s.termIDs(ctx, t, 0); err != nil {
-				return nil, err
-			}
+	// The rarest term's hosts, then the others': as lists while short
+	// against their range, as bitmaps of that range (ANDed word by word)
+	// when dense.
+	out, listed := lists[terms[0]]
+	if !listed {
+		var err error
+		if out, err = s.termIDs(ctx, terms[0], 0); err != nil {
+			return nil, err
 		}
-		if i == 0 {
-			out = ids
-		} else {
-			out = intersectIDs(out, ids)
-		}
+	}
+	for _, t := range terms[1:] {
 		if len(out) == 0 {
 			return nil, nil
 		}
+		if ids, listed := lists[t]; listed {
+			out = intersectIDs(out, ids)
+			continue
+		}
+		lo, hi := out[0], out[len(out)-1]
+		if hi-lo+1 > 64*int64(len(out)) {
+			ids, err := s.termIDs(ctx, t, 0)
+			if err != nil {
+				return nil, err
+			}
+			out = intersectIDs(out, ids)
+			continue
+		}
+		cur := newIDBitmap(lo, hi)
+		for _, id := range out {
+			cur.set(id)
+		}
+		m, err := s.termBitmap(ctx, t, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		cur.and(m)
+		out = cur.ids()
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -31,39 +32,127 @@ type posting struct {
 	ids   []int64
 }
 
-// encodePostingIDs encodes ascending, distinct ids as the gaps after the
-// first.
+// A row's ids are stored in the smaller of two forms, told by the first
+// byte of the blob (a row of one id has an empty blob):
+//   - postingGaps: the gaps after the first id, as uvarints;
+//   - postingBitmap: a bitmap of the ids from the first, bit i of byte j
+//     standing for first + 8j + i: a common term, dense in the ids of its
+//     batch, takes a bit per host, and intersections AND words.
+const (
+	postingGaps   = 1
+	postingBitmap = 2
+)
+
+// encodePostingIDs encodes ascending, distinct ids (the first is the row's
+// key) in the smaller form.
 func encodePostingIDs(ids []int64) []byte {
-	b := make([]byte, 0, len(ids))
-	for i := 1; i < len(ids); i++ {
-		b = binary.AppendUvarint(b, uint64(ids[i]-ids[i-1]))
+	if len(ids) <= 1 {
+		return []byte{} // not nil: that would be NULL
 	}
-	return b
+	gaps := make([]byte, 1, len(ids)+1)
+	gaps[0] = postingGaps
+	for i := 1; i < len(ids); i++ {
+		gaps = binary.AppendUvarint(gaps, uint64(ids[i]-ids[i-1]))
+	}
+	span := ids[len(ids)-1] - ids[0] + 1
+	if 1+(span+7)/8 >= int64(len(gaps)) {
+		return gaps
+	}
+	bm := make([]byte, 1+(span+7)/8)
+	bm[0] = postingBitmap
+	for _, id := range ids {
+		d := id - ids[0]
+		bm[1+d/8] |= 1 << (d % 8)
+	}
+	return bm
 }
 
 var errCorruptPosting = errors.New("corrupt posting list")
 
+// eachPostingID calls fn with the n ids of a row starting at first, in
+// order, stopping (without error) when fn returns false.
+func eachPostingID(first int64, n int, b []byte, fn func(int64) bool) error {
+	if n < 1 || first < 1 {
+		return errCorruptPosting
+	}
+	if n == 1 {
+		if len(b) != 0 {
+			return errCorruptPosting
+		}
+		fn(first)
+		return nil
+	}
+	if len(b) == 0 {
+		return errCorruptPosting
+	}
+	switch b[0] {
+	case postingGaps:
+		b = b[1:]
+		id := first
+		if !fn(id) {
+			return nil
+		}
+		for i := 1; i < n; i++ {
+			var gap uint64
+			if len(b) > 0 && b[0] < 0x80 { // most gaps are small
+				gap, b = uint64(b[0]), b[1:]
+			} else {
+				var k int
+				gap, k = binary.Uvarint(b)
+				if k <= 0 || gap > 1<<62 {
+					return errCorruptPosting
+				}
+				b = b[k:]
+			}
+			if gap == 0 {
+				return errCorruptPosting
+			}
+			id += int64(gap)
+			if !fn(id) {
+				return nil
+			}
+		}
+		if len(b) != 0 {
+			return errCorruptPosting
+		}
+		return nil
+	case postingBitmap:
+		b = b[1:]
+		if len(b) == 0 || b[0]&1 == 0 {
+			return errCorruptPosting
+		}
+		seen := 0
+		for j, v := range b {
+			for v != 0 {
+				i := bits.TrailingZeros8(v)
+				v &= v - 1
+				seen++
+				if seen > n {
+					return errCorruptPosting
+				}
+				if !fn(first + int64(8*j+i)) {
+					return nil
+				}
+			}
+		}
+		if seen != n {
+			return errCorruptPosting
+		}
+		return nil
+	}
+	return errCorruptPosting
+}
+
 // decodePostingIDs appends the n ids of a row starting at first to dst.
 func decodePostingIDs(dst []int64, first int64, n int, b []byte) ([]int64, error) {
-	if n < 1 || first < 1 {
-		return dst, errCorruptPosting
+	if cap(dst)-len(dst) < n {
+		dst = slices.Grow(dst, max(n, len(dst))) // at least double: rows are appended one by one
 	}
-	dst = slices.Grow(dst, n)
-	dst = append(dst, first)
-	id := first
-	for i := 1; i < n; i++ {
-		gap, k := binary.Uvarint(b)
-		if k <= 0 || gap == 0 || gap > 1<<62 {
-			return dst, errCorruptPosting
-		}
-		b = b[k:]
-		id += int64(gap)
+	err := eachPostingID(first, n, b, func(id int64) bool {
 		dst = append(dst, id)
-	}
-	if len(b) != 0 {
-		return dst, errCorruptPosting
-	}
-	return dst, nil
+		return true
+	})
+	return dst, err
 }
 
 // termIDs returns the ids of the hosts holding term, ascending. With limit
@@ -127,16 +216,149 @@ func (s *Store) termCount(ctx context.Context, term string) (int, error) {
 	return n, nil
 }
 
-// intersectIDs returns the ids in both ascending lists.
+// idBitmap is a set of the host ids from lo to hi.
+type idBitmap struct {
+	lo, hi int64
+	words  []uint64
+}
+
+func newIDBitmap(lo, hi int64) *idBitmap {
+	return &idBitmap{lo: lo, hi: hi, words: make([]uint64, (hi-lo)/64+1)}
+}
+
+func (m *idBitmap) set(id int64) {
+	if id >= m.lo && id <= m.hi {
+		d := id - m.lo
+		m.words[d>>6] |= 1 << (d & 63)
+	}
+}
+
+// orRow adds the ids of a bitmap row (its bytes after the kind) starting at
+// first: byte by byte, shifted into place.
+func (m *idBitmap) orRow(first int64, b []byte) {
+	for j, v := range b {
+		base := first + 8*int64(j)
+		if base > m.hi {
+			return
+		}
+		if v == 0 {
+			continue
+		}
+		if base < m.lo || base+7 > m.hi { // an edge byte: bit by bit
+			for i := range 8 {
+				if v&(1<<i) != 0 {
+					m.set(base + int64(i))
+				}
+			}
+			continue
+		}
+		pos := base - m.lo
+		w, sh := pos>>6, uint(pos&63)
+		m.words[w] |= uint64(v) << sh
+		if sh > 56 {
+			m.words[w+1] |= uint64(v) >> (64 - sh)
+		}
+	}
+}
+
+// and keeps the ids in both sets (of the same range).
+func (m *idBitmap) and(o *idBitmap) {
+	for i := range m.words {
+		m.words[i] &= o.words[i]
+	}
+}
+
+// ids returns the members, ascending.
+func (m *idBitmap) ids() []int64 {
+	n := 0
+	for _, w := range m.words {
+		n += bits.OnesCount64(w)
+	}
+	out := make([]int64, 0, n)
+	for i, w := range m.words {
+		for w != 0 {
+			out = append(out, m.lo+int64(64*i+bits.TrailingZeros64(w)))
+			w &= w - 1
+		}
+	}
+	return out
+}
+
+// termBitmap returns the hosts holding term among the ids of m's range.
+func (s *Store) termBitmap(ctx context.Context, term string, lo, hi int64) (*idBitmap, error) {
+	m := newIDBitmap(lo, hi)
+	rows, err := s.query(ctx, `SELECT first_id, n, ids FROM host_postings WHERE term = ? AND first_id <= ? ORDER BY first_id`, term, hi)
+	if err != nil {
+		return nil, fmt.Errorf("read postings of %q: %w", term, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var first int64
+		var n int
+		var blob []byte
+		if err := rows.Scan(&first, &n, &blob); err != nil {
+			return nil, fmt.Errorf("read postings of %q: %w", term, err)
+		}
+		if n > 1 && len(blob) > 1 && blob[0] == postingBitmap && blob[1]&1 != 0 {
+			m.orRow(first, blob[1:])
+			continue
+		}
+		err := eachPostingID(first, n, blob, func(id int64) bool {
+			m.set(id)
+			return id <= hi
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read postings of %q: %w", term, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read postings of %q: %w", term, err)
+	}
+	return m, nil
+}
+
+// intersectIDs returns the ids in both ascending lists. Lists of like
+// length meet in a bitmap of the shorter one's range (a bit test per id of
+// the longer one, without the mispredicted branches of a merge); a much
+// longer list is galloped through.
 func intersectIDs(a, b []int64) []int64 {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
+	if len(a) == 0 {
+		return nil
+	}
+	if len(b) <= 16*len(a) {
+		lo, hi := a[0], a[len(a)-1]
+		if span := hi - lo + 1; span <= 64*int64(len(a)) { // the bitmap is no larger than a
+			bm := make([]uint64, span/64+1)
+			for _, id := range a {
+				d := id - lo
+				bm[d>>6] |= 1 << (d & 63)
+			}
+			out := make([]int64, 0, len(a))
+			for _, id := range b {
+				if id < lo {
+					continue
+				}
+				if id > hi {
+					break
+				}
+				d := id - lo
+				if bm[d>>6]&(1<<(d&63)) != 0 {
+					out = append(out, id)
+				}
+			}
+			return out
+		}
+	}
 	out := make([]int64, 0, len(a))
+	// Gallop (skip ahead in growing steps) only when b is much longer:
+	// on lists of like length a plain merge is faster.
+	gallop := len(b) > 16*len(a)
 	j := 0
 	for _, id := range a {
-		// Gallop when b is much longer: skip ahead in growing steps.
-		if len(b)-j > 64 && b[j] < id {
+		if gallop && j < len(b) && b[j] < id {
 			step := 1
 			for j+step < len(b) && b[j+step] < id {
 				j += step
