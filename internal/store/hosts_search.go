@@ -130,9 +130,18 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 			}
 		}
 	} else {
-		matched, err := s.intersectTerms(ctx, terms)
+		matched, m, err := s.intersectTerms(ctx, terms)
 		if err != nil {
 			return HostPage{}, err
+		}
+		if m != nil && len(conds) == 0 {
+			// Counted and paged on the bitmap: the matches of common
+			// terms are never listed whole.
+			page.Total = m.count()
+			ids = make([]int64, q.Offset, want)
+			ids = append(ids, m.page(q.Offset, q.Limit)...)
+		} else if m != nil {
+			matched = m.ids()
 		}
 		if len(conds) > 0 && len(matched) > 0 {
 			matched, page.Exact, err = s.filterRows(ctx, matched, conds, want)
@@ -140,7 +149,9 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 				return HostPage{}, err
 			}
 		}
-		page.Total, ids = len(matched), matched
+		if m == nil || len(conds) > 0 {
+			page.Total, ids = len(matched), matched
+		}
 	}
 	if q.Limit <= 0 || q.Offset >= len(ids) {
 		page.Hosts = []host.Host{}
@@ -154,9 +165,12 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	return page, nil
 }
 
-// intersectTerms returns the ids of the hosts holding every term, rarest
-// term first so the lists shrink fast.
-func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, error) {
+// intersectTerms returns the hosts holding every term: as a list (ids
+// ascending), or, when the rarest term is common, as a bitmap of the id
+// range (one of the two is nil). Terms are taken rarest first, so lists
+// shrink fast; common terms are read as bitmaps of the range and ANDed word
+// by word.
+func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, *idBitmap, error) {
 	counts := make(map[string]int, len(terms))
 	lists := make(map[string][]int64)
 	for _, t := range terms {
@@ -165,34 +179,60 @@ func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, er
 			// Rare values: listed whole to be counted.
 			ids, err := s.termList(ctx, t)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			lists[t], n = ids, len(ids)
 		} else {
 			var err error
 			if n, err = s.termCount(ctx, t); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		if n == 0 {
-			return nil, nil
+			return nil, nil, nil
 		}
 		counts[t] = n
 	}
 	slices.SortStableFunc(terms, func(a, b string) int { return counts[a] - counts[b] })
-	// The rarest term's hosts, then the others': as lists while short
-	// against their range, as bitmaps of that range (ANDed word by word)
-	// when dense.
+
+	if _, listed := lists[terms[0]]; !listed {
+		var maxID int64
+		if err := s.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM hosts`).Scan(&maxID); err != nil {
+			return nil, nil, fmt.Errorf("search hosts: %w", err)
+		}
+		if int64(counts[terms[0]])*64 >= maxID {
+			// Even the rarest term is common: bitmaps of every id.
+			cur, err := s.termBitmap(ctx, terms[0], 1, max(maxID, 1))
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, t := range terms[1:] {
+				m, err := s.termBitmap(ctx, t, cur.lo, cur.hi)
+				if ids, listed := lists[t]; listed {
+					m, err = newIDBitmap(cur.lo, cur.hi), nil
+					for _, id := range ids {
+						m.set(id)
+					}
+				}
+				if err != nil {
+					return nil, nil, err
+				}
+				cur.and(m)
+			}
+			return nil, cur, nil
+		}
+	}
+
 	out, listed := lists[terms[0]]
 	if !listed {
 		var err error
 		if out, err = s.termIDs(ctx, terms[0], 0); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, t := range terms[1:] {
 		if len(out) == 0 {
-			return nil, nil
+			return nil, nil, nil
 		}
 		if ids, listed := lists[t]; listed {
 			out = intersectIDs(out, ids)
@@ -202,7 +242,7 @@ func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, er
 		if hi-lo+1 > 64*int64(len(out)) {
 			ids, err := s.termIDs(ctx, t, 0)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			out = intersectIDs(out, ids)
 			continue
@@ -213,12 +253,12 @@ func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, er
 		}
 		m, err := s.termBitmap(ctx, t, lo, hi)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cur.and(m)
 		out = cur.ids()
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // selfAnswered reports whether a term's hosts are partly found through the

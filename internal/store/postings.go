@@ -268,13 +268,42 @@ func (m *idBitmap) and(o *idBitmap) {
 	}
 }
 
-// ids returns the members, ascending.
-func (m *idBitmap) ids() []int64 {
+// count returns how many ids the set holds.
+func (m *idBitmap) count() int {
 	n := 0
 	for _, w := range m.words {
 		n += bits.OnesCount64(w)
 	}
-	out := make([]int64, 0, n)
+	return n
+}
+
+// page returns at most limit members after the first offset, ascending.
+func (m *idBitmap) page(offset, limit int) []int64 {
+	var out []int64
+	for i, w := range m.words {
+		if c := bits.OnesCount64(w); offset >= c {
+			offset -= c
+			continue
+		}
+		for w != 0 && len(out) < limit {
+			id := m.lo + int64(64*i+bits.TrailingZeros64(w))
+			w &= w - 1
+			if offset > 0 {
+				offset--
+				continue
+			}
+			out = append(out, id)
+		}
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// ids returns the members, ascending.
+func (m *idBitmap) ids() []int64 {
+	out := make([]int64, 0, m.count())
 	for i, w := range m.words {
 		for w != 0 {
 			out = append(out, m.lo+int64(64*i+bits.TrailingZeros64(w)))

@@ -52,6 +52,14 @@ func TestPostingRows(t *testing.T) {
 		if got := m.ids(); !slices.Equal(got, want) && len(got)+len(want) > 0 {
 			t.Fatalf("trial %d: bitmap of [%d, %d] holds %d ids, want %d", trial, lo, hi, len(got), len(want))
 		}
+		if m.count() != len(want) {
+			t.Fatalf("trial %d: count %d, want %d", trial, m.count(), len(want))
+		}
+		off, lim := r.IntN(len(want)+2), 1+r.IntN(70)
+		wantPage := want[min(off, len(want)):min(off+lim, len(want))]
+		if got := m.page(off, lim); !slices.Equal(got, wantPage) && len(got)+len(wantPage) > 0 {
+			t.Fatalf("trial %d: page(%d, %d) = %v, want %v", trial, off, lim, got, wantPage)
+		}
 	}
 	for _, bad := range []struct {
 		n    int
