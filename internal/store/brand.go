@@ -699,9 +699,9 @@ func (s *Store) HostsNamed(ctx context.Context, names []string) (map[string]host
 		names = names[n:]
 		args := make([]any, len(part))
 		for i, v := range part {
-			args[i] = v
+			args[i] = host.ReverseKey(v)
 		}
-		rows, err := s.query(ctx, `SELECT doc FROM hosts WHERE name IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, args...)
+		rows, err := s.query(ctx, `SELECT doc FROM hosts WHERE rkey IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("find hosts: %w", err)
 		}

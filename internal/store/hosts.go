@@ -429,10 +429,10 @@ func samePrevDoc(prev host.Host, doc []byte) bool {
 func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []preparedHost) (map[string]storedHost, error) {
 	out := make(map[string]storedHost)
 	for c := range slices.Chunk(batch, hostChunk) {
-		q := `SELECT id, name, doc FROM hosts WHERE name IN (?` + strings.Repeat(",?", len(c)-1) + `)`
+		q := `SELECT id, name, doc FROM hosts WHERE rkey IN (?` + strings.Repeat(",?", len(c)-1) + `)`
 		args := make([]any, len(c))
 		for i, p := range c {
-			args[i] = p.name
+			args[i] = host.ReverseKey(p.name)
 		}
 		rows, err := tx.Query(ctx, q, args...)
 		if err != nil {
@@ -496,69 +496,92 @@ func insertIgnoring(d dialect, rest, conflict string) string {
 	return "INSERT INTO " + rest + " ON CONFLICT (" + conflict + ") DO NOTHING"
 }
 
-// insertHostRows inserts hosts as new, leaving out the names already
-// stored, and sets ids[i] to the id hs[i] took (0 when left out). next is
-// the id the first new host takes; it returns the one after the chunk and
-// whether every host was new. On SQLite the ids are the table's own
-// (largest + 1, in order), on PostgreSQL given, one per host.
+// storedNames returns which of names are stored, looked up by their
+// reversed-label keys (the subdomain index; names have no index of their
+// own).
+func storedNames(ctx context.Context, tx *Tx, names []string) (map[string]bool, error) {
+	out := make(map[string]bool)
+	for c := range slices.Chunk(names, hostChunk) {
+		args := make([]any, len(c))
+		for i, n := range c {
+			args[i] = host.ReverseKey(n)
+		}
+		rows, err := tx.Query(ctx, `SELECT name FROM hosts WHERE rkey IN (?`+strings.Repeat(",?", len(c)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("find stored hosts: %w", err)
+		}
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find stored hosts: %w", err)
+			}
+			out[n] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("find stored hosts: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// insertHostRows inserts the hosts of a chunk whose names are not stored and
+// sets ids[i] to the id hs[i] took (0 when stored before). next is the id
+// the first new host takes; it returns the one after and whether every
+// host was new. The hosts' writers take turns, so what storedNames finds
+// stays true until the insert. New hosts take consecutive ids: on SQLite
+// the table's own (largest + 1, in order), on PostgreSQL given.
 func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []preparedHost, ids []int64) (int64, bool, error) {
+	names := make([]string, len(hs))
+	for i, p := range hs {
+		names[i] = p.name
+	}
+	stored, err := storedNames(ctx, tx, names)
+	if err != nil {
+		return 0, false, err
+	}
 	sqlite := s.Dialect() == "sqlite"
+	args := make([]any, 0, 17*len(hs))
+	n := int64(0)
+	for i, p := range hs {
+		if stored[p.name] {
+			continue
+		}
+		ids[i] = next + n
+		if !sqlite {
+			args = append(args, ids[i])
+		}
+		args = append(args, p.row...)
+		n++
+	}
+	if n == 0 {
+		return next, false, nil
+	}
 	cols, row := hostCols, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	if !sqlite {
 		// An explicit id on SQLite would make the insert a statement
 		// that can abort (a non-integer id), and so journalled.
 		cols, row = "id, "+hostCols, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	}
-	stmt, err := tx.prepared(ctx, insertIgnoring(s.dialect, `hosts (`+cols+`) VALUES `+row+strings.Repeat(","+row, len(hs)-1), "name"))
+	// OR IGNORE keeps SQLite from journalling the statement; nothing is
+	// there to ignore, and the count below proves it.
+	q := `INSERT INTO hosts (` + cols + `) VALUES ` + row + strings.Repeat(","+row, int(n)-1)
+	if sqlite {
+		q = `INSERT OR IGNORE INTO hosts (` + cols + `) VALUES ` + row + strings.Repeat(","+row, int(n)-1)
+	}
+	stmt, err := tx.prepared(ctx, q)
 	if err != nil {
 		return 0, false, fmt.Errorf("insert hosts: %w", err)
-	}
-	args := make([]any, 0, 17*len(hs))
-	for i, p := range hs {
-		if !sqlite {
-			args = append(args, next+int64(i))
-		}
-		args = append(args, p.row...)
 	}
 	res, err := stmt.ExecContext(ctx, args...)
 	if err != nil {
 		return 0, false, fmt.Errorf("insert hosts: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, false, fmt.Errorf("insert hosts: %w", err)
+	if got, err := res.RowsAffected(); err != nil || got != n {
+		return 0, false, fmt.Errorf("insert hosts: %d of %d rows stored (%v)", got, n, err)
 	}
-	if int(n) == len(hs) {
-		for i := range hs {
-			ids[i] = next + int64(i)
-		}
-		return next + n, true, nil
-	}
-	// Some names were stored: find which hosts took which ids.
-	rows, err := tx.Query(ctx, `SELECT id, name FROM hosts WHERE id >= ? AND id < ?`, next, next+int64(len(hs)))
-	if err != nil {
-		return 0, false, fmt.Errorf("insert hosts: %w", err)
-	}
-	defer rows.Close()
-	byName := make(map[string]int64, n)
-	for rows.Next() {
-		var id int64
-		var name string
-		if err := rows.Scan(&id, &name); err != nil {
-			return 0, false, fmt.Errorf("insert hosts: %w", err)
-		}
-		byName[name] = id
-	}
-	if err := rows.Err(); err != nil {
-		return 0, false, fmt.Errorf("insert hosts: %w", err)
-	}
-	for i, p := range hs {
-		ids[i] = byName[p.name]
-	}
-	if sqlite {
-		return next + n, false, nil
-	}
-	return next + int64(len(hs)), false, nil
+	return next + n, int(n) == len(hs), nil
 }
 
 func (s *Store) updateHostRow(ctx context.Context, tx *Tx, id int64, h host.Host, doc []byte) error {
@@ -582,7 +605,7 @@ func (s *Store) Host(ctx context.Context, name string) (host.Host, error) {
 	if err != nil {
 		return host.Host{}, periscope.Errorf(periscope.ENotFound, "No host %q is indexed.", clip(name))
 	}
-	row, err := s.QueryRowPrepared(ctx, `SELECT doc FROM hosts WHERE name = ?`, n.Host)
+	row, err := s.QueryRowPrepared(ctx, `SELECT doc FROM hosts WHERE rkey = ? AND name = ?`, host.ReverseKey(n.Host), n.Host)
 	if err != nil {
 		return host.Host{}, fmt.Errorf("find host %q: %w", n.Host, err)
 	}

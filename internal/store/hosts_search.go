@@ -97,7 +97,8 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 
 	var conds []rowCond
 	if q.Name != "" {
-		conds = append(conds, rowCond{"h.name = ?", []any{strings.ToLower(q.Name)}, true})
+		name := strings.ToLower(q.Name)
+		conds = append(conds, rowCond{"h.rkey = ? AND h.name = ?", []any{host.ReverseKey(name), name}, true})
 	}
 	if q.Under != "" {
 		cond, a := underKey("h.rkey", q.Under)
@@ -296,7 +297,7 @@ func (s *Store) termList(ctx context.Context, term string) ([]int64, error) {
 		// The host named v, when its certificate names it.
 		var id int64
 		var doc []byte
-		err := s.queryRow(ctx, `SELECT id, doc FROM hosts WHERE name = ?`, v).Scan(&id, &doc)
+		err := s.queryRow(ctx, `SELECT id, doc FROM hosts WHERE rkey = ? AND name = ?`, host.ReverseKey(v), v).Scan(&id, &doc)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ids, nil
 		}
