@@ -8,7 +8,6 @@
 package host
 
 import (
-	"encoding/json"
 	"net/netip"
 	"slices"
 	"strings"
@@ -132,15 +131,13 @@ func (h Host) MarshalJSON() ([]byte, error) {
 	return h.CanonicalJSON()
 }
 
-// plainHost is Host without its MarshalJSON (no recursion).
-type plainHost Host
-
 // CanonicalJSON is MarshalJSON called directly: encoding/json compacts and
 // re-validates what a Marshaler returns, which doubles the cost of encoding
-// a host on the store's hot path.
+// a host on the store's hot path. The bytes are encoding/json's, written by
+// appendJSON.
 func (h Host) CanonicalJSON() ([]byte, error) {
 	h.Derive()
-	return json.Marshal((*plainHost)(&h))
+	return appendJSON(make([]byte, 0, 2048), &h)
 }
 
 // Derive puts h in canonical form: every list sorted, deduplicated and
