@@ -100,7 +100,8 @@ type globalSearchResponse struct {
 	TotalPages        int                        `json:"total_pages"`
 	Page              int                        `json:"page"`
 	PageSize          int                        `json:"page_size"`
-	// TotalIsExact is false when the count stopped at store.CountCap.
+	// TotalIsExact is false when the count stopped at store.CountCap
+	// (only queries testing host rows over many hosts do).
 	TotalIsExact bool `json:"total_is_exact"`
 }
 
