@@ -155,44 +155,66 @@ func decodePostingIDs(dst []int64, first int64, n int, b []byte) ([]int64, error
 	return dst, err
 }
 
-// termIDs returns the ids of the hosts holding term, ascending. With limit
-// > 0 it may stop once it has the limit smallest ids (it returns at least
-// those).
-func (s *Store) termIDs(ctx context.Context, term string, limit int) ([]int64, error) {
-	rows, err := s.query(ctx, `SELECT first_id, n, ids FROM host_postings WHERE term = ? ORDER BY first_id`, term)
+// eachPostingRow calls fn with the rows of term in first-id order (only
+// those starting at most maxFirst when it is > 0) until fn returns false or
+// an error, which it returns with the term named.
+func (s *Store) eachPostingRow(ctx context.Context, term string, maxFirst int64, fn func(first int64, n int, blob []byte) (bool, error)) error {
+	q, args := `SELECT first_id, n, ids FROM host_postings WHERE term = ? ORDER BY first_id`, []any{term}
+	if maxFirst > 0 {
+		q, args = `SELECT first_id, n, ids FROM host_postings WHERE term = ? AND first_id <= ? ORDER BY first_id`, []any{term, maxFirst}
+	}
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read postings of %q: %w", term, err)
+		return fmt.Errorf("read postings of %q: %w", term, err)
 	}
 	defer rows.Close()
-	var ids []int64
-	sorted := true
 	for rows.Next() {
 		var first int64
 		var n int
 		var blob []byte
 		if err := rows.Scan(&first, &n, &blob); err != nil {
-			return nil, fmt.Errorf("read postings of %q: %w", term, err)
+			return fmt.Errorf("read postings of %q: %w", term, err)
 		}
+		more, err := fn(first, n, blob)
+		if err != nil {
+			return fmt.Errorf("read postings of %q: %w", term, err)
+		}
+		if !more {
+			return nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read postings of %q: %w", term, err)
+	}
+	return nil
+}
+
+// termIDs returns the ids of the hosts holding term, ascending. With limit
+// > 0 it may stop once it has the limit smallest ids (it returns at least
+// those).
+func (s *Store) termIDs(ctx context.Context, term string, limit int) ([]int64, error) {
+	var ids []int64
+	sorted := true
+	err := s.eachPostingRow(ctx, term, 0, func(first int64, n int, blob []byte) (bool, error) {
 		if limit > 0 && len(ids) >= limit {
 			// Every later row starts at first or above: once the limit
 			// smallest ids so far are all below it, they are the answer.
 			if !sorted {
-				ids = sortIDs(ids)
-				sorted = true
+				ids, sorted = sortIDs(ids), true
 			}
-			if len(ids) >= limit && ids[limit-1] < first {
-				break
+			if ids[limit-1] < first {
+				return false, nil
 			}
 		}
 		if len(ids) > 0 && first <= ids[len(ids)-1] {
 			sorted = false
 		}
-		if ids, err = decodePostingIDs(ids, first, n, blob); err != nil {
-			return nil, fmt.Errorf("read postings of %q: %w", term, err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read postings of %q: %w", term, err)
+		var err error
+		ids, err = decodePostingIDs(ids, first, n, blob)
+		return true, err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !sorted {
 		ids = sortIDs(ids)
@@ -313,35 +335,21 @@ func (m *idBitmap) ids() []int64 {
 	return out
 }
 
-// termBitmap returns the hosts holding term among the ids of m's range.
+// termBitmap returns the hosts holding term among the ids from lo to hi.
 func (s *Store) termBitmap(ctx context.Context, term string, lo, hi int64) (*idBitmap, error) {
 	m := newIDBitmap(lo, hi)
-	rows, err := s.query(ctx, `SELECT first_id, n, ids FROM host_postings WHERE term = ? AND first_id <= ? ORDER BY first_id`, term, hi)
-	if err != nil {
-		return nil, fmt.Errorf("read postings of %q: %w", term, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var first int64
-		var n int
-		var blob []byte
-		if err := rows.Scan(&first, &n, &blob); err != nil {
-			return nil, fmt.Errorf("read postings of %q: %w", term, err)
-		}
+	err := s.eachPostingRow(ctx, term, hi, func(first int64, n int, blob []byte) (bool, error) {
 		if n > 1 && len(blob) > 1 && blob[0] == postingBitmap && blob[1]&1 != 0 {
 			m.orRow(first, blob[1:])
-			continue
+			return true, nil
 		}
-		err := eachPostingID(first, n, blob, func(id int64) bool {
+		return true, eachPostingID(first, n, blob, func(id int64) bool {
 			m.set(id)
 			return id <= hi
 		})
-		if err != nil {
-			return nil, fmt.Errorf("read postings of %q: %w", term, err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read postings of %q: %w", term, err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return m, nil
 }
