@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -502,11 +503,26 @@ func insertIgnoring(d dialect, rest, conflict string) string {
 func storedNames(ctx context.Context, tx *Tx, names []string) (map[string]bool, error) {
 	out := make(map[string]bool)
 	for c := range slices.Chunk(names, hostChunk) {
-		args := make([]any, len(c))
+		keys := make([]string, len(c))
 		for i, n := range c {
-			args[i] = host.ReverseKey(n)
+			keys[i] = host.ReverseKey(n)
 		}
-		rows, err := tx.Query(ctx, `SELECT name FROM hosts WHERE rkey IN (?`+strings.Repeat(",?", len(c)-1)+`)`, args...)
+		var rows *sql.Rows
+		var err error
+		if tx.d.name() == "sqlite" {
+			// One JSON argument rather than hundreds bound one by one.
+			js, jerr := json.Marshal(keys)
+			if jerr != nil {
+				return nil, fmt.Errorf("find stored hosts: %w", jerr)
+			}
+			rows, err = tx.Query(ctx, `SELECT name FROM hosts WHERE rkey IN (SELECT value FROM json_each(?))`, string(js))
+		} else {
+			args := make([]any, len(keys))
+			for i, k := range keys {
+				args[i] = k
+			}
+			rows, err = tx.Query(ctx, `SELECT name FROM hosts WHERE rkey IN (?`+strings.Repeat(",?", len(c)-1)+`)`, args...)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("find stored hosts: %w", err)
 		}
