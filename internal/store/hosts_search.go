@@ -117,53 +117,73 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	}
 
 	want := q.Offset + q.Limit
-	var ids []int64
-	page := HostPage{Exact: true}
-	if len(terms) == 1 && len(conds) == 0 && !selfAnswered(terms[0]) {
-		n, err := s.termCount(ctx, terms[0])
-		if err != nil {
-			return HostPage{}, err
+	// window returns the page of an ascending list of all matches.
+	window := func(ids []int64) []int64 {
+		if q.Limit <= 0 || q.Offset >= len(ids) {
+			return nil
 		}
-		page.Total = n
-		if q.Limit > 0 && q.Offset < n {
-			if ids, err = s.termIDs(ctx, terms[0], want); err != nil {
-				return HostPage{}, err
-			}
-		}
-	} else {
-		matched, m, err := s.intersectTerms(ctx, terms)
-		if err != nil {
-			return HostPage{}, err
-		}
-		if m != nil && len(conds) == 0 {
-			// Counted and paged on the bitmap: the matches of common
-			// terms are never listed whole.
-			page.Total = m.count()
-			ids = make([]int64, q.Offset, want)
-			ids = append(ids, m.page(q.Offset, q.Limit)...)
-		} else if m != nil {
-			matched = m.ids()
-		}
-		if len(conds) > 0 && len(matched) > 0 {
-			matched, page.Exact, err = s.filterRows(ctx, matched, conds, want)
-			if err != nil {
-				return HostPage{}, err
-			}
-		}
-		if m == nil || len(conds) > 0 {
-			page.Total, ids = len(matched), matched
-		}
+		return ids[q.Offset:min(want, len(ids))]
 	}
-	if q.Limit <= 0 || q.Offset >= len(ids) {
+	var pageIDs []int64
+	page := HostPage{Exact: true}
+	switch matched, m, err := s.matchTerms(ctx, terms, len(conds) == 0, want); {
+	case err != nil:
+		return HostPage{}, err
+	case m != nil && len(conds) == 0:
+		// Counted and paged on the bitmap: the matches of common terms
+		// are never listed whole.
+		page.Total = m.count()
+		if q.Limit > 0 {
+			pageIDs = m.page(q.Offset, q.Limit)
+		}
+	case matched.count >= 0:
+		// One term: counted on its rows, its first ids read.
+		page.Total, pageIDs = matched.count, window(matched.ids)
+	default:
+		ids := matched.ids
+		if m != nil {
+			ids = m.ids()
+		}
+		if len(conds) > 0 && len(ids) > 0 {
+			if ids, page.Exact, err = s.filterRows(ctx, ids, conds, want); err != nil {
+				return HostPage{}, err
+			}
+		}
+		page.Total, pageIDs = len(ids), window(ids)
+	}
+	if len(pageIDs) == 0 {
 		page.Hosts = []host.Host{}
 		return page, nil
 	}
-	hs, err := s.hostsByID(ctx, ids[q.Offset:min(want, len(ids))])
+	hs, err := s.hostsByID(ctx, pageIDs)
 	if err != nil {
 		return HostPage{}, err
 	}
 	page.Hosts = hs
 	return page, nil
+}
+
+// termMatches is what matchTerms found as a list: the ids, and the count
+// when it is known without the whole list (-1 otherwise).
+type termMatches struct {
+	ids   []int64
+	count int
+}
+
+// matchTerms returns the hosts holding every term: a single plain term
+// alone is counted on its rows and only its first want ids are read (when
+// alone is set: nothing else filters them); otherwise intersectTerms.
+func (s *Store) matchTerms(ctx context.Context, terms []string, alone bool, want int) (termMatches, *idBitmap, error) {
+	if len(terms) == 1 && alone && !selfAnswered(terms[0]) {
+		n, err := s.termCount(ctx, terms[0])
+		if err != nil || n == 0 || want <= 0 {
+			return termMatches{count: n}, nil, err
+		}
+		ids, err := s.termIDs(ctx, terms[0], want)
+		return termMatches{ids: ids, count: n}, nil, err
+	}
+	ids, m, err := s.intersectTerms(ctx, terms)
+	return termMatches{ids: ids, count: -1}, m, err
 }
 
 // intersectTerms returns the hosts holding every term: as a list (ids
