@@ -429,31 +429,21 @@ func samePrevDoc(prev host.Host, doc []byte) bool {
 
 func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []preparedHost) (map[string]storedHost, error) {
 	out := make(map[string]storedHost)
-	for c := range slices.Chunk(batch, hostChunk) {
-		q := `SELECT id, name, doc FROM hosts WHERE rkey IN (?` + strings.Repeat(",?", len(c)-1) + `)`
-		args := make([]any, len(c))
-		for i, p := range c {
-			args[i] = host.ReverseKey(p.name)
+	keys := make([]string, len(batch))
+	for i, p := range batch {
+		keys[i] = host.ReverseKey(p.name)
+	}
+	err := queryIn(ctx, tx, `SELECT id, name, doc FROM hosts WHERE rkey IN (%s)`, keys, func(rows *sql.Rows) error {
+		var sh storedHost
+		var name string
+		if err := rows.Scan(&sh.id, &name, &sh.doc); err != nil {
+			return err
 		}
-		rows, err := tx.Query(ctx, q, args...)
-		if err != nil {
-			return nil, fmt.Errorf("load hosts: %w", err)
-		}
-		for rows.Next() {
-			var sh storedHost
-			var name string
-			if err := rows.Scan(&sh.id, &name, &sh.doc); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("load hosts: %w", err)
-			}
-			out[name] = sh
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("load hosts: %w", err)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("load hosts: %w", err)
-		}
+		out[name] = sh
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load hosts: %w", err)
 	}
 	return out, nil
 }
@@ -502,42 +492,40 @@ func insertIgnoring(d dialect, rest, conflict string) string {
 // own).
 func storedNames(ctx context.Context, tx *Tx, names []string) (map[string]bool, error) {
 	out := make(map[string]bool)
-	for c := range slices.Chunk(names, hostChunk) {
-		keys := make([]string, len(c))
-		for i, n := range c {
-			keys[i] = host.ReverseKey(n)
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = host.ReverseKey(n)
+	}
+	collect := func(rows *sql.Rows) error {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+		out[n] = true
+		return nil
+	}
+	var err error
+	if tx.d.name() == "sqlite" {
+		// One JSON argument rather than hundreds bound one by one.
+		js, jerr := json.Marshal(keys)
+		if jerr != nil {
+			return nil, fmt.Errorf("find stored hosts: %w", jerr)
 		}
 		var rows *sql.Rows
-		var err error
-		if tx.d.name() == "sqlite" {
-			// One JSON argument rather than hundreds bound one by one.
-			js, jerr := json.Marshal(keys)
-			if jerr != nil {
-				return nil, fmt.Errorf("find stored hosts: %w", jerr)
+		if rows, err = tx.Query(ctx, `SELECT name FROM hosts WHERE rkey IN (SELECT value FROM json_each(?))`, string(js)); err == nil {
+			for rows.Next() && err == nil {
+				err = collect(rows)
 			}
-			rows, err = tx.Query(ctx, `SELECT name FROM hosts WHERE rkey IN (SELECT value FROM json_each(?))`, string(js))
-		} else {
-			args := make([]any, len(keys))
-			for i, k := range keys {
-				args[i] = k
+			rows.Close()
+			if err == nil {
+				err = rows.Err()
 			}
-			rows, err = tx.Query(ctx, `SELECT name FROM hosts WHERE rkey IN (?`+strings.Repeat(",?", len(c)-1)+`)`, args...)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("find stored hosts: %w", err)
-		}
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("find stored hosts: %w", err)
-			}
-			out[n] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("find stored hosts: %w", err)
-		}
+	} else {
+		err = queryIn(ctx, tx, `SELECT name FROM hosts WHERE rkey IN (%s)`, keys, collect)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find stored hosts: %w", err)
 	}
 	return out, nil
 }

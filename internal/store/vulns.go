@@ -160,7 +160,7 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 		if err != nil {
 			return fmt.Errorf("load vulnerabilities: %w", err)
 		}
-		ins, err := tx.prepare(ctx, `INSERT INTO vulns (cve_id, has_nvd, published, last_modified, severity, title, description, doc, is_kev, is_exploit)
+		ins, err := tx.prepared(ctx, `INSERT INTO vulns (cve_id, has_nvd, published, last_modified, severity, title, description, doc, is_kev, is_exploit)
 			VALUES (?, 1, ?, ?, ?, COALESCE(NULLIF(?, ''), (SELECT name FROM vuln_kev WHERE cve_id = ?), ''), ?, ?,
 				CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) THEN 1 ELSE 0 END,
 				CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END)
@@ -168,7 +168,7 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 		if err != nil {
 			return err
 		}
-		upd, err := tx.prepare(ctx, `UPDATE vulns SET has_nvd = 1, published = ?, last_modified = ?, severity = ?,
+		upd, err := tx.prepared(ctx, `UPDATE vulns SET has_nvd = 1, published = ?, last_modified = ?, severity = ?,
 				title = COALESCE(NULLIF(?, ''), (SELECT name FROM vuln_kev WHERE cve_id = ?), ''), description = ?, doc = ?,
 				is_kev = CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) THEN 1 ELSE 0 END,
 				is_exploit = CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END
@@ -176,11 +176,11 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 		if err != nil {
 			return err
 		}
-		delCPE, err := tx.prepare(ctx, `DELETE FROM vuln_cpes WHERE vuln_id = ?`)
+		delCPE, err := tx.prepared(ctx, `DELETE FROM vuln_cpes WHERE vuln_id = ?`)
 		if err != nil {
 			return err
 		}
-		addCPE, err := tx.prepare(ctx, `INSERT INTO vuln_cpes (cpe_key, published, vuln_id) VALUES (?, ?, ?)`)
+		addCPE, err := tx.prepared(ctx, `INSERT INTO vuln_cpes (cpe_key, published, vuln_id) VALUES (?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -381,7 +381,7 @@ func (s *Store) UpsertEPSS(ctx context.Context, es []vuln.EPSSScore) (VulnStats,
 		if err != nil {
 			return fmt.Errorf("load epss: %w", err)
 		}
-		put, err := tx.prepare(ctx, `INSERT INTO vuln_epss (cve_id, epss, percentile, score_date) VALUES (?, ?, ?, ?)
+		put, err := tx.prepared(ctx, `INSERT INTO vuln_epss (cve_id, epss, percentile, score_date) VALUES (?, ?, ?, ?)
 			ON CONFLICT (cve_id) DO UPDATE SET epss = excluded.epss, percentile = excluded.percentile, score_date = excluded.score_date`)
 		if err != nil {
 			return err
@@ -696,16 +696,6 @@ func (s *Store) ftsSync(ctx context.Context, tx *Tx, table, cols, key string, ke
 		}
 	}
 	return nil
-}
-
-// prepare prepares a statement (written with ?) on the transaction; it is
-// closed with the transaction.
-func (t *Tx) prepare(ctx context.Context, q string) (*sql.Stmt, error) {
-	st, err := t.tx.PrepareContext(ctx, t.d.rebind(q))
-	if err != nil {
-		return nil, fmt.Errorf("prepare: %w", err)
-	}
-	return st, nil
 }
 
 // queryIn runs q (with one %s for the placeholder list) for each chunk of
