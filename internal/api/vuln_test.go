@@ -381,7 +381,7 @@ func TestVulnSearches(t *testing.T) {
 			{"GET", pub + "feed?source=gh%00", nil, 400, "source must be UTF-8 text"},
 			{"GET", pub + "feed?ecosystem=py%00", nil, 400, "ecosystem must be UTF-8 text"},
 			{"GET", pub + "feed?keywords=ab%ff", nil, 400, "keyword must be UTF-8 text"},
-			// Characters, not bytes: 200 CJK characters are 600 bytes.
+			// Characters, not bytes: 513 CJK characters are 1,539 bytes.
 			{"GET", pub + "vulnerability-search?query=" + url.QueryEscape(strings.Repeat("漏", 513)), nil, 400, "at most 512"},
 		} {
 			r := e.Do(c.method, c.path, keys["free"], c.body)
@@ -391,6 +391,11 @@ func TestVulnSearches(t *testing.T) {
 		}
 		if after := credits(t, e, keys["free"]); after != used {
 			t.Errorf("failed searches charged %d credits", after-used)
+		}
+		// A word longer than the 64 characters searched is cut between
+		// characters, never inside one (PostgreSQL refuses broken UTF-8).
+		if r := e.Do("GET", pub+"vulnerability-search?query="+url.QueryEscape(strings.Repeat("漏", 70)), keys["free"], nil); r.Status != 200 {
+			t.Errorf("a long CJK word: %d %.200s", r.Status, r.Body)
 		}
 		// OEM searches draw on the OEM pool and land in the audit log.
 		r := e.Do("POST", "/api/v1/oem/account/audit-logs", keys["oem"], map[string]any{})

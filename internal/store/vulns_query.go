@@ -57,8 +57,10 @@ func ftsTerms(s string) []string {
 		words = words[:16]
 	}
 	for i, w := range words {
-		if len(w) > 64 {
-			words[i] = w[:64]
+		// 64 characters, not bytes: a cut inside a character is invalid
+		// UTF-8, which PostgreSQL refuses.
+		if r := []rune(w); len(r) > 64 {
+			words[i] = string(r[:64])
 		}
 	}
 	return words
