@@ -228,9 +228,10 @@ func (s *Store) LinkCertificates(ctx context.Context, links []CertLink) (int, er
 				seen = now
 			}
 			res, err := tx.Exec(ctx, `INSERT INTO org_certificates (organization_id, account_id, certificate_id, domain, date_added, last_seen)
-				SELECT ?, ?, CAST(? AS BIGINT), ?, CAST(? AS BIGINT), CAST(? AS BIGINT) WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?)
+				SELECT ?, ?, CAST(? AS BIGINT), ?, CAST(? AS BIGINT), CAST(? AS BIGINT)
+				WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ? AND account_id = ?)
 				ON CONFLICT (organization_id, certificate_id) DO NOTHING`,
-				l.OrganizationID, l.AccountID, l.CertificateID, l.Domain, now, seen, l.OrganizationID)
+				l.OrganizationID, l.AccountID, l.CertificateID, l.Domain, now, seen, l.OrganizationID, l.AccountID)
 			if err != nil {
 				return fmt.Errorf("link certificate %d: %w", l.CertificateID, err)
 			}
@@ -259,9 +260,9 @@ func (s *Store) LinkCertificatesUnder(ctx context.Context, orgID, accountID, dom
 		SELECT ?, ?, c.id, CASE WHEN LOWER(c.subject_cn) = ? OR LOWER(c.subject_cn) LIKE ? ESCAPE '\' THEN LOWER(c.subject_cn) ELSE ? END,
 		CAST(? AS BIGINT), c.last_seen FROM certificates c
 		WHERE c.id IN (SELECT certificate_id FROM certificate_names WHERE rname = ? OR (rname > ? AND rname < ?))
-		AND EXISTS (SELECT 1 FROM organizations WHERE id = ?)
+		AND EXISTS (SELECT 1 FROM organizations WHERE id = ? AND account_id = ?)
 		ON CONFLICT (organization_id, certificate_id) DO NOTHING`,
-		orgID, accountID, domain, "%."+likeEscape(domain), domain, s.Now().Unix(), k, k+".", k+"/", orgID)
+		orgID, accountID, domain, "%."+likeEscape(domain), domain, s.Now().Unix(), k, k+".", k+"/", orgID, accountID)
 	if err != nil {
 		return 0, fmt.Errorf("link certificates under %q: %w", domain, err)
 	}
@@ -479,9 +480,11 @@ func insertFindings(ctx context.Context, tx *Tx, fs []Finding, st *FindingStats)
 			args = append(args, f.OrganizationID, f.AccountID, f.Kind, f.Domain, f.BaseDomain, f.Fuzzer, f.Score,
 				clean(f.Reason), string(d), string(h), firstSeen(f), f.LastSeen)
 		}
-		// The column names of a VALUES list differ between the engines
-		// (column1 / column1), so the organization is checked by position.
-		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.` + valuesColumn1 + `)`)
+		// A row is stored only for an organization of the account it
+		// names: a caller's wrong account id never files a finding under
+		// another account. (Both engines name a VALUES list's columns
+		// column1, column2, ….)
+		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.column1 AND o.account_id = v.column2)`)
 		res, err := tx.Exec(ctx, q.String(), args...)
 		if err != nil {
 			return fmt.Errorf("insert findings: %w", err)
@@ -491,10 +494,6 @@ func insertFindings(ctx context.Context, tx *Tx, fs []Finding, st *FindingStats)
 	}
 	return nil
 }
-
-// valuesColumn1 is the name both engines give the first column of a VALUES
-// list.
-const valuesColumn1 = "column1"
 
 func updateFinding(ctx context.Context, tx *Tx, cur *storedFinding, f Finding, st *FindingStats) error {
 	changed := false

@@ -52,6 +52,10 @@ func TestUpsertCertificates(t *testing.T) {
 		if _, err := s.UpsertCertificates(ctx, []store.SeenCert{{Cert: cert.Certificate{}}}); err == nil {
 			t.Error("a certificate without fingerprint was accepted")
 		}
+		// Not under another account's id.
+		if n, err := s.LinkCertificatesUnder(ctx, o.ID, brandOrg(t, s).AccountID, "example.com"); err != nil || n != 0 {
+			t.Fatalf("linked under another account: %d %v", n, err)
+		}
 		// Every name under example.com links, example.org does not.
 		n, err := s.LinkCertificatesUnder(ctx, o.ID, o.AccountID, "example.com")
 		if err != nil || n != 1 {
@@ -93,7 +97,11 @@ func TestUpsertFindings(t *testing.T) {
 		a2.LastSeen = 200 // seen again without DNS: keeps the answers
 		gone := f
 		gone.OrganizationID = "00000000-0000-4000-8000-000000000000"
-		st, err := s.UpsertFindings(ctx, []store.Finding{a1, a2, gone})
+		// An organization of another account: never filed under it.
+		other := brandOrg(t, s)
+		foreign := f
+		foreign.Domain, foreign.AccountID = "exmaple.com", other.AccountID
+		st, err := s.UpsertFindings(ctx, []store.Finding{a1, a2, gone, foreign})
 		if err != nil || st.Inserted != 1 {
 			t.Fatalf("insert %+v %v", st, err)
 		}
