@@ -276,7 +276,7 @@ type ListQuery struct {
 	Kind      string // findings only: TypoSquatting or PotentialPhishing
 	Q         string // substring filter; empty means all
 	From, To  int64  // inclusive bounds on date_added (epoch seconds); 0 means open
-	Limit     int
+	Limit     int // 0: count only
 	Offset    int
 	// RawJSON, for findings, leaves DNS and DNSHistory empty and sets
 	// RawDNS and RawDNSHistory instead (the stored JSON, for callers that
@@ -581,7 +581,7 @@ func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, erro
 		return nil, 0, fmt.Errorf("count findings: %w", err)
 	}
 	out := []Finding{}
-	if total == 0 || q.Offset >= total {
+	if total == 0 || q.Limit <= 0 || q.Offset >= total {
 		return out, total, nil
 	}
 	rows, err := s.query(ctx, `SELECT `+findingCols+where+` ORDER BY score DESC, date_added DESC, id LIMIT ? OFFSET ?`,
@@ -656,7 +656,7 @@ func (s *Store) OrgCertificates(ctx context.Context, q ListQuery) ([]OrgCertific
 		return nil, 0, fmt.Errorf("count certificates: %w", err)
 	}
 	out := []OrgCertificate{}
-	if total == 0 || q.Offset >= total {
+	if total == 0 || q.Limit <= 0 || q.Offset >= total {
 		return out, total, nil
 	}
 	rows, err := s.query(ctx, `SELECT c.id, c.sha256, c.sha1, c.subject_cn, c.subject_org, c.issuer_cn, c.issuer_org, c.serial,
