@@ -276,7 +276,7 @@ type ListQuery struct {
 	Kind      string // findings only: TypoSquatting or PotentialPhishing
 	Q         string // substring filter; empty means all
 	From, To  int64  // inclusive bounds on date_added (epoch seconds); 0 means open
-	Limit     int // 0: count only
+	Limit     int    // 0: count only
 	Offset    int
 	// RawJSON, for findings, leaves DNS and DNSHistory empty and sets
 	// RawDNS and RawDNSHistory instead (the stored JSON, for callers that
