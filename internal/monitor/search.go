@@ -88,6 +88,13 @@ func (m *Monitor) Search(ctx context.Context, base, kind string, limit int) ([]s
 		}
 		hits = append(hits, ms[0])
 	}
+	slices.SortFunc(hits, func(a, b brand.Match) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Domain, b.Domain))
+	})
+	if kind != brand.TypoSquatting {
+		// Phishing names came from the index: only the page is read.
+		hits = hits[:min(len(hits), limit)]
+	}
 	lookup := make([]string, len(hits))
 	for i, h := range hits {
 		lookup[i] = h.Domain
@@ -97,9 +104,6 @@ func (m *Monitor) Search(ctx context.Context, base, kind string, limit int) ([]s
 		return nil, err
 	}
 	hits = slices.DeleteFunc(hits, func(h brand.Match) bool { _, ok := known[h.Domain]; return !ok })
-	slices.SortFunc(hits, func(a, b brand.Match) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Domain, b.Domain))
-	})
 	hits = hits[:min(len(hits), limit)]
 	out := []store.Finding{}
 	for _, h := range hits {
