@@ -324,13 +324,20 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 	// Link the stored certificates first: the names they share with the
 	// organization's domains are the organization's, never findings.
 	exclude := map[string]map[string]bool{}
+	var orgs []string
 	for _, r := range todo {
 		n, err := m.store.LinkCertificatesUnder(ctx, r.OrgID, r.AccountID, r.Domain)
 		if err != nil {
 			return err
 		}
 		rs.Certificates += n
-		names, err := m.store.OrgCertificateNames(ctx, r.OrgID)
+		if !slices.Contains(orgs, r.OrgID) {
+			orgs = append(orgs, r.OrgID)
+		}
+	}
+	// Each organization's names once, after all its domains are linked.
+	for _, org := range orgs {
+		names, err := m.store.OrgCertificateNames(ctx, org)
 		if err != nil {
 			return err
 		}
@@ -338,7 +345,7 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 			if exclude[n] == nil {
 				exclude[n] = map[string]bool{}
 			}
-			exclude[n][r.OrgID] = true
+			exclude[n][org] = true
 		}
 	}
 	sub := &state{matcher: mt, bases: want, owned: st.owned}
