@@ -274,14 +274,28 @@ func (s *Store) FeedVulns(ctx context.Context, f VulnFilter) ([]vuln.Vulnerabili
 	return s.pageVulns(ctx, w, "v.published DESC, v.id DESC", f.Limit, f.Offset)
 }
 
-// pageVulnsText is pageVulns for conditions with a text match: the matches
-// inside a window are few, so one query finds the page's ids and the total
-// (COUNT(*) OVER ()), and the full-text match is evaluated once, not twice.
+// pageVulnsText is pageVulns for conditions with a text match (see
+// pageText).
 func (s *Store) pageVulnsText(ctx context.Context, w where, order string, limit, offset int) ([]vuln.Vulnerability, int, error) {
-	rows, err := s.query(ctx, `SELECT v.id, COUNT(*) OVER () FROM vulns v WHERE `+w.String()+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
-		append(w.args, limit, offset)...)
+	ids, total, err := s.pageText(ctx, "vulns v", "v.id", w, order, limit, offset)
+	if err != nil || len(ids) == 0 {
+		return []vuln.Vulnerability{}, total, err
+	}
+	q := `SELECT ` + vulnCols + ` FROM vulns v` + vulnJoins + ` WHERE v.id IN (` + placeholders(len(ids)) + `) ORDER BY ` + order
+	vs, err := s.scanVulns(ctx, q, ids...)
+	return vs, total, err
+}
+
+// pageText returns the ids of a page of the rows of from (a table and its
+// alias) meeting w, which holds a text match, and their total. The matches
+// of a text search are few, so one query finds the page's ids and the total
+// (COUNT(*) OVER ()), and the full-text match is evaluated once, not once
+// to count and again to page. Past the last page the total is counted.
+func (s *Store) pageText(ctx context.Context, from, idCol string, w where, order string, limit, offset int) ([]any, int, error) {
+	rows, err := s.query(ctx, `SELECT `+idCol+`, COUNT(*) OVER () FROM `+from+` WHERE `+w.String()+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
+		append(slices.Clone(w.args), limit, offset)...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list vulnerabilities: %w", err)
+		return nil, 0, fmt.Errorf("search %s: %w", from, err)
 	}
 	var ids []any
 	total := 0
@@ -289,24 +303,20 @@ func (s *Store) pageVulnsText(ctx context.Context, w where, order string, limit,
 		var id int64
 		if err := rows.Scan(&id, &total); err != nil {
 			rows.Close()
-			return nil, 0, fmt.Errorf("list vulnerabilities: %w", err)
+			return nil, 0, fmt.Errorf("search %s: %w", from, err)
 		}
 		ids = append(ids, id)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("list vulnerabilities: %w", err)
+		return nil, 0, fmt.Errorf("search %s: %w", from, err)
 	}
-	if len(ids) == 0 {
-		if offset == 0 {
-			return []vuln.Vulnerability{}, 0, nil
+	if len(ids) == 0 && offset > 0 {
+		if err := s.queryRow(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+w.String(), w.args...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count %s: %w", from, err)
 		}
-		// Past the last page: the total still has to be counted.
-		return s.pageVulns(ctx, w, order, limit, offset)
 	}
-	q := `SELECT ` + vulnCols + ` FROM vulns v` + vulnJoins + ` WHERE v.id IN (` + placeholders(len(ids)) + `) ORDER BY ` + order
-	vs, err := s.scanVulns(ctx, q, ids...)
-	return vs, total, err
+	return ids, total, nil
 }
 
 // collect appends the first column of every row of q to dst.
@@ -452,6 +462,15 @@ func (s *Store) FeedExploits(ctx context.Context, f VulnFilter) ([]vuln.Exploit,
 	var w where
 	w.add(m, margs...)
 	s.exploitFilters(&w, f)
+	const exploitOrder = "x.date_added DESC, x.edb_id DESC"
+	if len(f.Terms) > 0 {
+		ids, total, err := s.pageText(ctx, "vuln_exploits x", "x.id", w, exploitOrder, f.Limit, f.Offset)
+		if err != nil || len(ids) == 0 {
+			return []vuln.Exploit{}, total, err
+		}
+		xs, err := s.scanExploits(ctx, `SELECT x.doc FROM vuln_exploits x WHERE x.id IN (`+placeholders(len(ids))+`) ORDER BY `+exploitOrder, ids...)
+		return xs, total, err
+	}
 	var total int
 	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM vuln_exploits x WHERE `+w.String(), w.args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count exploits: %w", err)
@@ -459,7 +478,7 @@ func (s *Store) FeedExploits(ctx context.Context, f VulnFilter) ([]vuln.Exploit,
 	if total == 0 || f.Offset >= total {
 		return []vuln.Exploit{}, total, nil
 	}
-	xs, err := s.scanExploits(ctx, `SELECT x.doc FROM vuln_exploits x WHERE `+w.String()+` ORDER BY x.date_added DESC, x.edb_id DESC LIMIT ? OFFSET ?`,
+	xs, err := s.scanExploits(ctx, `SELECT x.doc FROM vuln_exploits x WHERE `+w.String()+` ORDER BY `+exploitOrder+` LIMIT ? OFFSET ?`,
 		append(w.args, f.Limit, f.Offset)...)
 	return xs, total, err
 }
@@ -524,6 +543,15 @@ func (s *Store) FeedAdvisories(ctx context.Context, f VulnFilter) ([]vuln.Adviso
 	var w where
 	w.add(m, margs...)
 	s.advisoryFilters(&w, f)
+	const advisoryOrder = "a.published DESC, a.id DESC"
+	if len(f.Terms) > 0 {
+		ids, total, err := s.pageText(ctx, "vuln_advisories a", "a.id", w, advisoryOrder, f.Limit, f.Offset)
+		if err != nil || len(ids) == 0 {
+			return []vuln.Advisory{}, total, err
+		}
+		as, err := s.scanAdvisories(ctx, `SELECT a.doc FROM vuln_advisories a WHERE a.id IN (`+placeholders(len(ids))+`) ORDER BY `+advisoryOrder, ids...)
+		return as, total, err
+	}
 	var total int
 	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM vuln_advisories a WHERE `+w.String(), w.args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count advisories: %w", err)
@@ -531,7 +559,7 @@ func (s *Store) FeedAdvisories(ctx context.Context, f VulnFilter) ([]vuln.Adviso
 	if total == 0 || f.Offset >= total {
 		return []vuln.Advisory{}, total, nil
 	}
-	as, err := s.scanAdvisories(ctx, `SELECT a.doc FROM vuln_advisories a WHERE `+w.String()+` ORDER BY a.published DESC, a.id DESC LIMIT ? OFFSET ?`,
+	as, err := s.scanAdvisories(ctx, `SELECT a.doc FROM vuln_advisories a WHERE `+w.String()+` ORDER BY `+advisoryOrder+` LIMIT ? OFFSET ?`,
 		append(w.args, f.Limit, f.Offset)...)
 	return as, total, err
 }

@@ -258,6 +258,21 @@ func TestAdvisoriesAliasesAndSearch(t *testing.T) {
 		if got, err := s.SearchAdvisories(ctx, store.VulnSearch{Query: "wombat", Limit: 50}); err != nil || len(got) != 1 {
 			t.Fatalf("search updated advisory: %v %v", got, err)
 		}
+		// Keywords: the page and the total from one text match, and the
+		// total still counted past the last page.
+		f = store.VulnFilter{Cutoff: 0, Terms: []string{"wombat"}, Limit: 100}
+		all, n, err := s.FeedAdvisories(ctx, f)
+		if err != nil || n == 0 || len(all) != n {
+			t.Fatalf("feed keywords: %d of %d, %v", len(all), n, err)
+		}
+		f.Limit, f.Offset = 1, n-1
+		if got, total, err = s.FeedAdvisories(ctx, f); err != nil || total != n || len(got) != 1 || got[0].ID != all[n-1].ID {
+			t.Fatalf("feed keywords, last page: %v %d %v", got, total, err)
+		}
+		f.Offset = n + 5
+		if got, total, err = s.FeedAdvisories(ctx, f); err != nil || total != n || len(got) != 0 {
+			t.Fatalf("feed keywords, past the end: %v %d %v", got, total, err)
+		}
 		checkFTS(t, s)
 	})
 }
