@@ -29,6 +29,11 @@ func ingesters() map[string]ingester {
 	return m
 }
 
+// ingestCacheMiB is SQLite's page cache per connection during an ingest
+// (the service keeps the 64 MiB default): a bulk writer touches index pages
+// all over the file, and a cache that holds them reads and spills less.
+const ingestCacheMiB = 256
+
 func cmdIngest(ctx context.Context, e env, args []string) error {
 	kinds := ingesters()
 	names := make([]string, 0, len(kinds))
@@ -56,7 +61,7 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 	if len(pos) == 0 {
 		return errors.New("ingest: give at least one file, directory or URL")
 	}
-	st, err := openStore(ctx, &cfg)
+	st, err := openStore(ctx, &cfg, store.PageCacheMiB(ingestCacheMiB))
 	if err != nil {
 		return err
 	}

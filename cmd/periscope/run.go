@@ -106,8 +106,8 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 var errHelp = errors.New("help shown")
 
 // openStore opens and migrates the configured database.
-func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
-	s, err := store.Open(ctx, cfg.Database)
+func openStore(ctx context.Context, cfg *config.Config, opts ...store.Option) (*store.Store, error) {
+	s, err := store.Open(ctx, cfg.Database, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 	"runtime"
 	"strconv"
@@ -18,7 +19,7 @@ import (
 type dialect interface {
 	name() string
 	driver() string
-	dsn(string) string
+	dsn(string, options) string
 	configure(*sql.DB)
 	rebind(string) string
 	lockMigrations(context.Context, *Tx) error
@@ -36,14 +37,19 @@ type sqliteDialect struct{}
 func (sqliteDialect) name() string   { return "sqlite" }
 func (sqliteDialect) driver() string { return "sqlite" }
 
-func (sqliteDialect) dsn(path string) string {
+func (sqliteDialect) dsn(path string, o options) string {
+	cache := 64
+	if o.cacheMiB > 0 {
+		cache = o.cacheMiB
+	}
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)",
 		// Statement journals and sorts in memory and a 64 MiB page cache
-		// per connection. The store's own checkpointer (Store.checkpointLoop)
-		// keeps the WAL short; a connection checkpoints in its commit only
-		// past 1 GiB of WAL, when that falls behind.
-		"temp_store(MEMORY)", "cache_size(-65536)", "wal_autocheckpoint(262144)"} {
+		// per connection unless PageCacheMiB says otherwise. The store's
+		// own checkpointer (Store.checkpointLoop) keeps the WAL short; a
+		// connection checkpoints in its commit only past 1 GiB of WAL,
+		// when that falls behind.
+		"temp_store(MEMORY)", fmt.Sprintf("cache_size(%d)", -1024*cache), "wal_autocheckpoint(262144)"} {
 		q.Add("_pragma", p)
 	}
 	// Write transactions take the write lock at BEGIN, so two writers never
@@ -75,7 +81,7 @@ func (postgres) driver() string { return "pgx" }
 // dsn turns JIT compilation off unless the URL sets it: the index-driven
 // queries here are short, and JIT's compile time (tens of milliseconds) is
 // then most of a query's cost.
-func (postgres) dsn(s string) string {
+func (postgres) dsn(s string, _ options) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return s // pgx reports the error with its own message
