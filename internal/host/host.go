@@ -136,8 +136,13 @@ func (h Host) MarshalJSON() ([]byte, error) {
 // a host on the store's hot path. The bytes are encoding/json's, written by
 // appendJSON.
 func (h Host) CanonicalJSON() ([]byte, error) {
+	return h.AppendCanonicalJSON(make([]byte, 0, 2048))
+}
+
+// AppendCanonicalJSON appends CanonicalJSON's bytes to b.
+func (h Host) AppendCanonicalJSON(b []byte) ([]byte, error) {
 	h.Derive()
-	return appendJSON(make([]byte, 0, 2048), &h)
+	return appendJSON(b, &h)
 }
 
 // Derive puts h in canonical form: every list sorted, deduplicated and
@@ -158,12 +163,20 @@ func (h *Host) Derive() {
 	h.Tags = sortedSet(h.Tags)
 	h.Web = sortedSet(h.Web)
 	h.Cert.DNSNames = sortedSet(h.Cert.DNSNames)
-	h.NetworkServices = mergeServices(nil, h.NetworkServices)
-	ports := h.NetworkPorts
-	for _, s := range h.NetworkServices {
-		ports = append(ports, s.Port)
+	if !canonicalServices(h.NetworkServices) {
+		h.NetworkServices = mergeServices(nil, h.NetworkServices)
 	}
-	h.NetworkPorts = sortedSet(ports)
+	h.NetworkPorts = sortedSet(h.NetworkPorts)
+	for _, s := range h.NetworkServices {
+		if _, found := slices.BinarySearch(h.NetworkPorts, s.Port); !found {
+			ports := slices.Clone(h.NetworkPorts)
+			for _, s := range h.NetworkServices {
+				ports = append(ports, s.Port)
+			}
+			h.NetworkPorts = sortedSet(ports)
+			break
+		}
+	}
 
 	h.IsCloud = h.IsCloud || h.Cloud.Provider != ""
 	h.IsCDN = h.IsCDN || h.CDN != ""
@@ -174,6 +187,27 @@ func (h *Host) Derive() {
 	h.HasIPv6 = h.HasIPv6 || len(h.DNS.AAAA) > 0 || isIPv6(h.IPAddress)
 	h.HasPrivateIP = h.HasPrivateIP || isPrivate(h.IPAddress) ||
 		slices.ContainsFunc(h.DNS.A, isPrivate) || slices.ContainsFunc(h.DNS.AAAA, isPrivate)
+}
+
+// canonicalServices reports whether mergeServices(nil, ss) would return ss
+// as it is: ordered by (port, protocol) without repeats, every port
+// positive and every protocol set. Never nil.
+func canonicalServices(ss []Service) bool {
+	if ss == nil {
+		return false
+	}
+	for i, s := range ss {
+		if s.Port <= 0 || s.Protocol == "" {
+			return false
+		}
+		if i > 0 {
+			p := ss[i-1]
+			if p.Port > s.Port || (p.Port == s.Port && p.Protocol >= s.Protocol) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func isIPv6(s string) bool {

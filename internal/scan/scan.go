@@ -147,12 +147,15 @@ func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse re
 	workers := max(1, runtime.GOMAXPROCS(0))
 	jobs := make(chan *lineBatch, workers)
 	order := make(chan *lineBatch, 2*workers)
+	// Emitted batches' buffers go back to the reader: the parsers copy
+	// what they keep of a line.
+	free := make(chan []byte, 3*workers+1)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer close(jobs)
 		defer close(order)
-		readBatches(r, jobs, order, done)
+		readBatches(r, jobs, order, free, done)
 	}()
 	for range workers {
 		wg.Add(1)
@@ -196,6 +199,10 @@ func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse re
 		if b.err != nil {
 			return st, &Error{Format: string(format), Line: b.errLine, Offset: b.errOff, Err: b.err}
 		}
+		select {
+		case free <- b.buf[:0]:
+		default:
+		}
 	}
 	return st, nil
 }
@@ -234,11 +241,16 @@ func (b *lineBatch) parse(parse recordFunc) {
 }
 
 // readBatches reads r into batches, sending each to order (for the emitter)
-// and then to jobs (for a worker), until EOF, a read error or done.
-func readBatches(r io.Reader, jobs, order chan<- *lineBatch, done <-chan struct{}) {
+// and then to jobs (for a worker), until EOF, a read error or done. A
+// batch's buffer is one from free when there is one.
+func readBatches(r io.Reader, jobs, order chan<- *lineBatch, free <-chan []byte, done <-chan struct{}) {
 	lr := newLineReader(r)
 	for {
 		b := &lineBatch{ready: make(chan struct{}), lines: make([]batchLine, 0, batchLines)}
+		select {
+		case b.buf = <-free:
+		default:
+		}
 		var err error
 		for len(b.lines) < batchLines {
 			var line []byte

@@ -55,18 +55,30 @@ const maxDocSize = 16 << 20
 // encodeHostDoc returns the stored form of h (in canonical form: see
 // host.Host.Derive).
 func encodeHostDoc(h host.Host) ([]byte, error) {
-	js, err := h.CanonicalJSON()
+	var e docEncoder
+	return e.encode(h)
+}
+
+// docEncoder encodes host documents, keeping its buffers between hosts: a
+// document is allocated once, at its size.
+type docEncoder struct{ js, enc []byte }
+
+func (e *docEncoder) encode(h host.Host) ([]byte, error) {
+	js, err := h.AppendCanonicalJSON(e.js[:0])
 	if err != nil {
 		return nil, fmt.Errorf("encode host %q: %w", h.Host, err)
 	}
-	buf := make([]byte, 2+s2.MaxEncodedLen(len(js)))
-	buf[0], buf[1] = docS2Dict, docDictVersion
-	enc := docDict.Encode(buf[2:], js)
-	if len(enc) > 0 && &enc[0] != &buf[2] { // not encoded in place
-		enc = append(buf[:2], enc...)
-		return enc, nil
+	e.js = js
+	if n := s2.MaxEncodedLen(len(js)); n < 0 {
+		return nil, fmt.Errorf("encode host %q: %d bytes", h.Host, len(js))
+	} else if cap(e.enc) < n {
+		e.enc = make([]byte, n)
 	}
-	return buf[: 2+len(enc) : 2+len(enc)], nil
+	enc := docDict.Encode(e.enc[:cap(e.enc)], js)
+	doc := make([]byte, 2+len(enc))
+	doc[0], doc[1] = docS2Dict, docDictVersion
+	copy(doc[2:], enc)
+	return doc, nil
 }
 
 // decodeHostDoc reads a stored document into h. Documents this store wrote
