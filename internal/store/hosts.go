@@ -55,9 +55,18 @@ const hostChunk = 400
 // needs no database, so an ingest does it beside the writer, on other
 // cores.
 type HostBatch struct {
-	hosts    []preparedHost
+	hosts []preparedHost
+	// terms are the value terms of the batch's hosts, in term order, each
+	// with the indexes in hosts of the hosts that have it, ascending:
+	// grouped while preparing, so the writer only maps them to ids.
+	terms    []batchTerm
 	rejected int
 	rejects  []string
+}
+
+type batchTerm struct {
+	term  string
+	hosts []int32
 }
 
 // Len is the number of distinct hosts in the batch.
@@ -73,7 +82,7 @@ type preparedHost struct {
 	// none): a host that turns out to be stored merges the observation,
 	// which is the document with these times.
 	seenFirst, seenLast int64
-	terms               []string // the value terms (hostTerms)
+	terms               []string // the value terms (hostTerms), until grouped into HostBatch.terms
 	flags               uint8    // bit i: hostFlags[i] is set
 }
 
@@ -166,7 +175,29 @@ func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	b.terms = groupTerms(b.hosts)
 	return b, nil
+}
+
+// groupTerms returns the terms of hs in term order, each with the hosts
+// that have it, and drops the hosts' own lists.
+func groupTerms(hs []preparedHost) []batchTerm {
+	at := make(map[string]int, 4*len(hs))
+	var terms []batchTerm
+	for i := range hs {
+		for _, t := range hs[i].terms {
+			k, ok := at[t]
+			if !ok {
+				k = len(terms)
+				at[t] = k
+				terms = append(terms, batchTerm{term: t})
+			}
+			terms[k].hosts = append(terms[k].hosts, int32(i))
+		}
+		hs[i].terms = nil
+	}
+	slices.SortFunc(terms, func(x, y batchTerm) int { return strings.Compare(x.term, y.term) })
+	return terms
 }
 
 // UpsertHosts stores a batch of host observations in one transaction,
@@ -297,15 +328,11 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 
 	// The posting rows of the new hosts, in term order (the inserts walk
 	// the posting index in order): one per term of the batch, each host
-	// added in id order.
-	byTerm := make(map[string][]int64, len(b.hosts))
+	// added in id order (ids rise with the index in the batch).
 	var flagIDs [2 * len(hostFlags)][]int64
 	for i, p := range b.hosts {
 		if ids[i] == 0 {
 			continue
-		}
-		for _, t := range p.terms {
-			byTerm[t] = append(byTerm[t], ids[i])
 		}
 		for f := range hostFlags {
 			k := 2 * f
@@ -315,16 +342,34 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 			flagIDs[k] = append(flagIDs[k], ids[i])
 		}
 	}
-	lists := make([]termIDList, 0, len(byTerm)+len(flagIDs))
-	for t, l := range byTerm {
-		lists = append(lists, termIDList{t, l})
-	}
+	flags := make([]termIDList, 0, len(flagIDs))
 	for k, l := range flagIDs {
 		if len(l) > 0 {
-			lists = append(lists, termIDList{flagTerm(hostFlags[k/2], k%2 == 1), l})
+			flags = append(flags, termIDList{flagTerm(hostFlags[k/2], k%2 == 1), l})
 		}
 	}
-	slices.SortFunc(lists, func(x, y termIDList) int { return strings.Compare(x.term, y.term) })
+	slices.SortFunc(flags, func(x, y termIDList) int { return strings.Compare(x.term, y.term) })
+	size := 0
+	for _, t := range b.terms {
+		size += len(t.hosts)
+	}
+	all := make([]int64, 0, size) // every list's ids, in one allocation
+	lists := make([]termIDList, 0, len(b.terms)+len(flags))
+	for _, t := range b.terms {
+		for len(flags) > 0 && flags[0].term < t.term {
+			lists, flags = append(lists, flags[0]), flags[1:]
+		}
+		start := len(all)
+		for _, i := range t.hosts {
+			if ids[i] != 0 {
+				all = append(all, ids[i])
+			}
+		}
+		if len(all) > start {
+			lists = append(lists, termIDList{t.term, all[start:len(all):len(all)]})
+		}
+	}
+	lists = append(lists, flags...)
 	w := postingWriter{tx: tx}
 	if err := w.insertNew(ctx, lists); err != nil {
 		return err
