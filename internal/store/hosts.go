@@ -46,7 +46,7 @@ func (st *HostStats) Add(o HostStats) {
 const maxTermLen = 256
 
 // hostChunk is how many rows one multi-row statement carries.
-const hostChunk = 400
+const hostChunk = 1000
 
 // HostBatch is a batch of observations prepared for UpsertHostBatch:
 // normalised, folded by name, sorted, and each already encoded as the host
@@ -494,12 +494,11 @@ func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []preparedHost) (ma
 	return out, nil
 }
 
-const hostCols = `name, rkey, domain, ip, ipkey, is_live, is_resolvable, is_cloud, is_cdn, is_cloudflare, has_ipv6, has_private_ip, http_title, first_seen, last_seen, doc`
+const hostCols = `name, rkey, ipkey, is_resolvable, http_title, last_seen, doc`
 
 func hostArgs(h host.Host, doc []byte) []any {
-	return []any{h.Host, host.ReverseKey(h.Host), h.Domain, h.IPAddress, IPKey(h.IPAddress),
-		b2i(h.IsLive), b2i(h.IsResolvable), b2i(h.IsCloud), b2i(h.IsCDN), b2i(h.IsCloudflare),
-		b2i(h.HasIPv6), b2i(h.HasPrivateIP), strings.ToLower(h.HTTPTitle), h.FirstSeen, h.LastSeen, doc}
+	return []any{h.Host, host.ReverseKey(h.Host), IPKey(h.IPAddress), b2i(h.IsResolvable),
+		strings.ToLower(h.HTTPTitle), h.LastSeen, doc}
 }
 
 // IPKey returns the index key of an IP address: its 16 bytes (an IPv4
@@ -592,7 +591,7 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 		return 0, false, err
 	}
 	sqlite := s.Dialect() == "sqlite"
-	args := make([]any, 0, 17*len(hs))
+	args := make([]any, 0, 8*len(hs))
 	n := int64(0)
 	for i, p := range hs {
 		if stored[p.name] {
@@ -608,11 +607,11 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 	if n == 0 {
 		return next, false, nil
 	}
-	cols, row := hostCols, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	cols, row := hostCols, `(?,?,?,?,?,?,?)`
 	if !sqlite {
 		// An explicit id on SQLite would make the insert a statement
 		// that can abort (a non-integer id), and so journalled.
-		cols, row = "id, "+hostCols, `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		cols, row = "id, "+hostCols, `(?,?,?,?,?,?,?,?)`
 	}
 	// OR IGNORE keeps SQLite from journalling the statement; nothing is
 	// there to ignore, and the count below proves it.
@@ -635,9 +634,7 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 }
 
 func (s *Store) updateHostRow(ctx context.Context, tx *Tx, id int64, h host.Host, doc []byte) error {
-	stmt, err := tx.prepared(ctx, `UPDATE hosts SET domain = ?, ip = ?, ipkey = ?, is_live = ?, is_resolvable = ?, is_cloud = ?,
-		is_cdn = ?, is_cloudflare = ?, has_ipv6 = ?, has_private_ip = ?, http_title = ?, first_seen = ?,
-		last_seen = ?, doc = ? WHERE id = ?`)
+	stmt, err := tx.prepared(ctx, `UPDATE hosts SET ipkey = ?, is_resolvable = ?, http_title = ?, last_seen = ?, doc = ? WHERE id = ?`)
 	if err != nil {
 		return fmt.Errorf("update host %q: %w", h.Host, err)
 	}

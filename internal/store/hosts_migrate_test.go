@@ -62,6 +62,16 @@ func TestMigrationMovesHostTermsToPostings(t *testing.T) {
 			if _, err := s.DB().ExecContext(ctx, `SELECT 1 FROM host_terms`); err == nil {
 				t.Error("host_terms is still there")
 			}
+			// Migration 7 keeps every host and drops the columns no query reads.
+			if _, err := s.DB().ExecContext(ctx, `SELECT domain FROM hosts`); err == nil {
+				t.Error("hosts.domain is still there")
+			}
+			var rows int
+			var names string
+			if err := s.DB().QueryRowContext(ctx, `SELECT COUNT(*), MIN(name) || ' ' || MAX(name) FROM hosts WHERE ipkey <> ''`).Scan(&rows, &names); err != nil ||
+				rows != n || names != "h1.example.com h3.example.com" {
+				t.Errorf("after the migrations: %d hosts with addresses, %q, %v", rows, names, err)
+			}
 			if _, err := s.UpsertHosts(ctx, []host.Host{{Host: "new.example.com", IPMetadata: host.IPMetadata{CountryCode: "US"}}}); err != nil {
 				t.Fatal(err)
 			}
