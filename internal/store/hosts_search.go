@@ -570,27 +570,31 @@ func (s *Store) Subdomains(ctx context.Context, domain string, resolvableOnly bo
 	if resolvableOnly {
 		body += ` AND is_resolvable = 1`
 	}
-	if err := s.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT 1 "+body+" LIMIT ?) c", append(args, countCap)...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count subdomains of %q: %w", domain, err)
-	}
 	names = []string{}
-	if limit <= 0 || total == 0 {
-		return names, total, nil
-	}
-	rows, err := s.query(ctx, "SELECT rkey "+body+" ORDER BY rkey LIMIT ?", append(args, limit)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list subdomains of %q: %w", domain, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var rk string
-		if err := rows.Scan(&rk); err != nil {
+	if limit > 0 {
+		rows, err := s.query(ctx, "SELECT rkey "+body+" ORDER BY rkey LIMIT ?", append(slices.Clone(args), limit)...)
+		if err != nil {
 			return nil, 0, fmt.Errorf("list subdomains of %q: %w", domain, err)
 		}
-		names = append(names, host.ReverseKey(rk)) // reversing twice restores the name
+		defer rows.Close()
+		for rows.Next() {
+			var rk string
+			if err := rows.Scan(&rk); err != nil {
+				return nil, 0, fmt.Errorf("list subdomains of %q: %w", domain, err)
+			}
+			names = append(names, host.ReverseKey(rk)) // reversing twice restores the name
+		}
+		if err := rows.Err(); err != nil {
+			return nil, 0, fmt.Errorf("list subdomains of %q: %w", domain, err)
+		}
+		// A list shorter than the limit is all there is: it is the count,
+		// and the range is not walked a second time.
+		if len(names) < limit {
+			return names, min(len(names), countCap), nil
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("list subdomains of %q: %w", domain, err)
+	if err := s.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT 1 "+body+" LIMIT ?) c", append(args, countCap)...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count subdomains of %q: %w", domain, err)
 	}
 	return names, total, nil
 }
