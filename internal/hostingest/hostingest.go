@@ -106,6 +106,9 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 		err error
 	}
 	prepared := make(chan preparedBatch, 1)
+	// Prepared batches' slices go back to the parser: a batch of hosts is
+	// large, and a new one each time is fresh memory to fault in.
+	free := make(chan []host.Host, 2)
 	var writeErr error
 	failed := make(chan struct{}) // closed when the writer stops on an error
 	done := make(chan struct{})
@@ -113,6 +116,11 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 		defer close(prepared)
 		for batch := range batches {
 			b, err := in.Store.PrepareHosts(batch)
+			clear(batch) // drop the strings it held
+			select {
+			case free <- batch[:0]:
+			default:
+			}
 			select {
 			case prepared <- preparedBatch{b, err}:
 			case <-failed:
@@ -168,7 +176,11 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 		case <-failed:
 			return errWriterStopped
 		}
-		batch = make([]host.Host, 0, size)
+		select {
+		case batch = <-free:
+		default:
+			batch = make([]host.Host, 0, size)
+		}
 		return nil
 	}
 	stats, err := scan.Parse(f, r, func(h host.Host) error {

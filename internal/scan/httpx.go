@@ -60,7 +60,7 @@ type httpxRecord struct {
 // the cloud provider when cdn_type is "cloud"). timestamp sets first and
 // last seen.
 func ParseHTTPX(r io.Reader, emit func(host.Host) error) (Stats, error) {
-	return parseLines(HTTPX, r, emit, httpxLine)
+	return parseLines(HTTPX, r, emit, appending(httpxLine))
 }
 
 func httpxLine(line []byte) ([]host.Host, error) {

@@ -42,7 +42,7 @@ type masscanRecord struct {
 // each banner, becomes an observation of the bare IP; closed ports are
 // skipped.
 func ParseMasscan(r io.Reader, emit func(host.Host) error) (Stats, error) {
-	return parseLines(Masscan, r, emit, masscanLine)
+	return parseLines(Masscan, r, emit, appending(masscanLine))
 }
 
 func masscanLine(line []byte) ([]host.Host, error) {

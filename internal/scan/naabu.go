@@ -51,7 +51,7 @@ func (p *naabuPort) UnmarshalJSON(b []byte) error {
 // ParseNaabu parses naabu -json output: one open port per line, with the
 // host name when naabu was given one and its IP.
 func ParseNaabu(r io.Reader, emit func(host.Host) error) (Stats, error) {
-	return parseLines(Naabu, r, emit, naabuLine)
+	return parseLines(Naabu, r, emit, appending(naabuLine))
 }
 
 func naabuLine(line []byte) ([]host.Host, error) {

@@ -22,23 +22,23 @@ func ParseNative(r io.Reader, emit func(host.Host) error) (Stats, error) {
 	return parseLines(Native, r, emit, nativeLine)
 }
 
-func nativeLine(line []byte) ([]host.Host, error) {
+func nativeLine(line []byte, dst []host.Host) ([]host.Host, error) {
 	var h host.Host
 	if err := host.DecodeJSON(line, &h); err != nil {
-		return nil, errors.New(jsonReason(err))
+		return dst, errors.New(jsonReason(err))
 	}
 	if h.Host == "" {
-		return nil, errors.New("host is missing")
+		return dst, errors.New("host is missing")
 	}
 	n, err := host.Normalize(h.Host)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	setName(&h, n)
 	if h.IPAddress != "" {
 		ip, err := host.Normalize(h.IPAddress)
 		if err != nil || !ip.IP {
-			return nil, fmt.Errorf("bad ip_address %q", truncate(h.IPAddress, 64))
+			return dst, fmt.Errorf("bad ip_address %q", truncate(h.IPAddress, 64))
 		}
 		h.IPAddress = ip.Host
 	} else if n.IP {
@@ -46,16 +46,16 @@ func nativeLine(line []byte) ([]host.Host, error) {
 	}
 	for _, p := range h.NetworkPorts {
 		if p <= 0 || p > 65535 {
-			return nil, fmt.Errorf("network_ports: port %d out of range", p)
+			return dst, fmt.Errorf("network_ports: port %d out of range", p)
 		}
 	}
 	for _, s := range h.NetworkServices {
 		if s.Port <= 0 || s.Port > 65535 {
-			return nil, fmt.Errorf("network_services: port %d out of range", s.Port)
+			return dst, fmt.Errorf("network_services: port %d out of range", s.Port)
 		}
 	}
 	h.Derive()
-	return []host.Host{h}, nil
+	return append(dst, h), nil
 }
 
 // Encoder writes hosts as NDJSON host objects, the format ParseNative

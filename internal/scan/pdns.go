@@ -81,7 +81,7 @@ func (t *flexType) UnmarshalJSON(b []byte) error {
 // record types are skipped. time_first/time_last (or the zone_ and _ms
 // variants) set first and last seen.
 func ParsePDNS(r io.Reader, emit func(host.Host) error) (Stats, error) {
-	return parseLines(PDNS, r, emit, pdnsLine)
+	return parseLines(PDNS, r, emit, appending(pdnsLine))
 }
 
 func pdnsLine(line []byte) ([]host.Host, error) {

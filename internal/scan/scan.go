@@ -132,12 +132,24 @@ var errSkip = errors.New("nothing to index")
 // (errSkip skips it).
 type recordFunc func(line []byte) ([]host.Host, error)
 
+// appendFunc is a recordFunc that appends the observations to dst: a batch
+// of lines shares one slice of hosts rather than one per line.
+type appendFunc func(line []byte, dst []host.Host) ([]host.Host, error)
+
+// appending makes an appendFunc of a recordFunc.
+func appending(parse recordFunc) appendFunc {
+	return func(line []byte, dst []host.Host) ([]host.Host, error) {
+		hs, err := parse(line)
+		return append(dst, hs...), err
+	}
+}
+
 // parseLines runs parse over every non-blank line of r. Lines are read in
 // batches by one goroutine, parsed by GOMAXPROCS workers (JSON decoding is
 // the cost of every line format) and emitted in input order by the caller's
 // goroutine, so emit needs no locking. All goroutines have stopped when
 // parseLines returns.
-func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse recordFunc) (Stats, error) {
+func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse appendFunc) (Stats, error) {
 	var st Stats
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -150,6 +162,7 @@ func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse re
 	// Emitted batches' buffers go back to the reader: the parsers copy
 	// what they keep of a line.
 	free := make(chan []byte, 3*workers+1)
+	freeHosts := make(chan []host.Host, 3*workers+1)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -162,6 +175,10 @@ func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse re
 		go func() {
 			defer wg.Done()
 			for b := range jobs {
+				select {
+				case b.hosts = <-freeHosts:
+				default:
+				}
 				b.parse(parse)
 				close(b.ready)
 			}
@@ -189,7 +206,7 @@ func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse re
 				st.reject(l.no, l.off, l.err.Error())
 				continue
 			}
-			for _, h := range l.hosts {
+			for _, h := range b.hosts[l.lo:l.hi] {
 				if err := emit(h); err != nil {
 					return st, &Error{Format: string(format), Line: l.no, Offset: l.off, Err: err}
 				}
@@ -203,6 +220,11 @@ func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse re
 		case free <- b.buf[:0]:
 		default:
 		}
+		clear(b.hosts) // drop the strings they held
+		select {
+		case freeHosts <- b.hosts[:0]:
+		default:
+		}
 	}
 	return st, nil
 }
@@ -213,6 +235,7 @@ const batchLines = 256
 type lineBatch struct {
 	buf   []byte
 	lines []batchLine
+	hosts []host.Host   // every line's observations
 	ready chan struct{} // closed when parsed
 	// err is a read error after the batch's lines.
 	err     error
@@ -226,17 +249,22 @@ type batchLine struct {
 	start, end int // in buf
 	blank      bool
 	tooLong    bool
-	hosts      []host.Host
+	lo, hi     int // the line's observations in the batch's hosts
 	err        error
 }
 
-func (b *lineBatch) parse(parse recordFunc) {
+func (b *lineBatch) parse(parse appendFunc) {
 	for i := range b.lines {
 		l := &b.lines[i]
 		if l.blank || l.tooLong {
 			continue
 		}
-		l.hosts, l.err = parse(b.buf[l.start:l.end])
+		l.lo = len(b.hosts)
+		b.hosts, l.err = parse(b.buf[l.start:l.end], b.hosts)
+		if l.err != nil {
+			b.hosts = b.hosts[:l.lo] // a rejected line adds nothing
+		}
+		l.hi = len(b.hosts)
 	}
 }
 

@@ -101,13 +101,18 @@ func (p preparedHost) observation() (host.Host, error) {
 // PrepareHosts prepares observations for UpsertHostBatch. An observation
 // without first/last seen times is stamped with the store's clock for the
 // case it creates a host. Observations with invalid names are counted as
-// rejected. The encoding work is spread over all cores.
+// rejected. The encoding work is spread over all cores. hs is its scratch
+// space: its elements are changed, and no reference to it is kept, so the
+// caller may reuse it once PrepareHosts returns.
 func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 	b := &HostBatch{}
 	now := s.Now().Unix()
+	// The distinct hosts are gathered at the front of hs, merged by name:
+	// a batch of hosts is large, and copying it touched fresh memory.
 	byName := make(map[string]int, len(hs))
-	batch := make([]host.Host, 0, len(hs))
-	for _, h := range hs {
+	k := 0
+	for i := range hs {
+		h := &hs[i]
 		n, err := host.Normalize(h.Host)
 		if err != nil {
 			b.rejected++
@@ -120,13 +125,17 @@ func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 		if n.IP && h.IPAddress == "" {
 			h.IPAddress = n.Host
 		}
-		if i, ok := byName[h.Host]; ok {
-			batch[i] = host.Merge(batch[i], h)
+		if j, ok := byName[h.Host]; ok {
+			hs[j] = host.Merge(hs[j], *h)
 			continue
 		}
-		byName[h.Host] = len(batch)
-		batch = append(batch, h)
+		byName[h.Host] = k
+		if k != i {
+			hs[k] = *h
+		}
+		k++
 	}
+	batch := hs[:k]
 	// In name order, the new names go into the name index in order. (The
 	// hosts are sorted through an index: a host is a large struct.)
 	order := make([]int32, len(batch))
@@ -205,7 +214,7 @@ func groupTerms(hs []preparedHost) []batchTerm {
 // the observation lacks is erased) and updating the search index. It is
 // PrepareHosts then UpsertHostBatch.
 func (s *Store) UpsertHosts(ctx context.Context, hs []host.Host) (HostStats, error) {
-	b, err := s.PrepareHosts(hs)
+	b, err := s.PrepareHosts(slices.Clone(hs))
 	if err != nil {
 		return HostStats{}, err
 	}
