@@ -138,7 +138,7 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 		defer close(done)
 		// The writer keeps a transaction open across batches, committing
 		// every txHosts hosts and at the end.
-		tx := &txBatches{in: in, source: source, sum: &sum}
+		tx := &txBatches{in: in, source: source, sum: &sum, load: store.NewHostLoad()}
 		fail := func(err error) {
 			tx.rollback()
 			writeErr = err
@@ -225,6 +225,7 @@ type txBatches struct {
 	in     *Ingester
 	source string
 	sum    *Summary
+	load   *store.HostLoad // what the ingest's transactions know of each other
 	w      *store.HostWriter
 	hosts  int
 	st     store.HostStats
@@ -233,7 +234,7 @@ type txBatches struct {
 // add stores a batch in the open transaction, beginning one if none is.
 func (t *txBatches) add(ctx context.Context, b *store.HostBatch) error {
 	if t.w == nil {
-		w, err := t.in.Store.BeginHosts(ctx)
+		w, err := t.in.Store.BeginHosts(ctx, t.load)
 		if err != nil {
 			return err
 		}

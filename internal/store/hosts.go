@@ -226,7 +226,7 @@ func (s *Store) UpsertHosts(ctx context.Context, hs []host.Host) (HostStats, err
 // when it merges into a known host, so ingesting the same input twice
 // changes nothing. On error nothing of the batch is stored.
 func (s *Store) UpsertHostBatch(ctx context.Context, b *HostBatch) (HostStats, error) {
-	w, err := s.BeginHosts(ctx)
+	w, err := s.BeginHosts(ctx, nil)
 	if err != nil {
 		return HostStats{Rejected: b.rejected, Rejects: slices.Clone(b.rejects)}, err
 	}
@@ -249,16 +249,19 @@ func (s *Store) UpsertHostBatch(ctx context.Context, b *HostBatch) (HostStats, e
 type HostWriter struct {
 	s      *Store
 	tx     *Tx
+	load   *HostLoad
 	failed bool
+	done   bool // committed or rolled back
 }
 
-// BeginHosts starts a transaction of host batches.
-func (s *Store) BeginHosts(ctx context.Context) (*HostWriter, error) {
+// BeginHosts starts a transaction of host batches, as part of load when
+// it is not nil (the transactions of one bulk load, one after the other).
+func (s *Store) BeginHosts(ctx context.Context, load *HostLoad) (*HostWriter, error) {
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
-	w := &HostWriter{s: s, tx: &Tx{tx: sqlTx, d: s.dialect}}
+	w := &HostWriter{s: s, tx: &Tx{tx: sqlTx, d: s.dialect}, load: load}
 	// One writer at a time: new hosts take the ids after the largest
 	// stored one, and merges read before they write.
 	if err := s.takeTurns(ctx, w.tx, lockHosts); err != nil {
@@ -278,7 +281,7 @@ func (w *HostWriter) Upsert(ctx context.Context, b *HostBatch) (HostStats, error
 	if len(b.hosts) == 0 {
 		return st, nil
 	}
-	if err := w.s.upsertHostsTx(ctx, w.tx, b, &st); err != nil {
+	if err := w.s.upsertHostsTx(ctx, w.tx, b, &st, w.load); err != nil {
 		w.failed = true
 		return HostStats{Rejected: st.Rejected, Rejects: st.Rejects}, err
 	}
@@ -288,17 +291,25 @@ func (w *HostWriter) Upsert(ctx context.Context, b *HostBatch) (HostStats, error
 // Commit makes the transaction's batches durable.
 func (w *HostWriter) Commit() error {
 	if w.failed {
-		w.tx.tx.Rollback()
+		w.Rollback()
 		return errors.New("commit hosts: the transaction failed")
 	}
+	w.done = true
 	if err := w.tx.tx.Commit(); err != nil {
+		w.load.stop() // what it noted of the transaction may not be stored
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }
 
 // Rollback drops the transaction's batches (after Commit, it does nothing).
-func (w *HostWriter) Rollback() { w.tx.tx.Rollback() }
+func (w *HostWriter) Rollback() {
+	if !w.done {
+		w.done = true
+		w.load.stop() // it noted names that are not stored
+	}
+	w.tx.tx.Rollback()
+}
 
 type storedHost struct {
 	id  int64
@@ -311,18 +322,19 @@ type storedHost struct {
 // unique index, then read, merged and updated. New hosts' terms are written
 // as one posting row per term; updated hosts' term changes are applied to
 // the rows holding them.
-func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *HostStats) error {
+func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *HostStats, load *HostLoad) error {
 	var next int64
 	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM hosts`).Scan(&next); err != nil {
 		return fmt.Errorf("upsert hosts: %w", err)
 	}
+	load.begin(next - 1)
 	ids := make([]int64, len(b.hosts)) // the id of each new host; 0 for stored ones
 	allInserted := true
 	for lo := 0; lo < len(b.hosts); lo += hostChunk {
 		c := b.hosts[lo:min(lo+hostChunk, len(b.hosts))]
 		var all bool
 		var err error
-		next, all, err = s.insertHostRows(ctx, tx, next, c, ids[lo:lo+len(c)])
+		next, all, err = s.insertHostRows(ctx, tx, next, c, ids[lo:lo+len(c)], load)
 		if err != nil {
 			return err
 		}
@@ -590,14 +602,21 @@ func storedNames(ctx context.Context, tx *Tx, names []string) (map[string]bool, 
 // host was new. The hosts' writers take turns, so what storedNames finds
 // stays true until the insert. New hosts take consecutive ids: on SQLite
 // the table's own (largest + 1, in order), on PostgreSQL given.
-func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []preparedHost, ids []int64) (int64, bool, error) {
-	names := make([]string, len(hs))
-	for i, p := range hs {
-		names[i] = p.name
+func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []preparedHost, ids []int64, load *HostLoad) (int64, bool, error) {
+	names := make([]string, 0, len(hs))
+	for _, p := range hs {
+		// A bulk load that stored every stored name knows the others
+		// are new (HostLoad).
+		if !load.on() || load.mayHave(p.name) {
+			names = append(names, p.name)
+		}
 	}
-	stored, err := storedNames(ctx, tx, names)
-	if err != nil {
-		return 0, false, err
+	stored := map[string]bool{}
+	if len(names) > 0 {
+		var err error
+		if stored, err = storedNames(ctx, tx, names); err != nil {
+			return 0, false, err
+		}
 	}
 	sqlite := s.Dialect() == "sqlite"
 	args := make([]any, 0, 8*len(hs))
@@ -638,6 +657,15 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 	}
 	if got, err := res.RowsAffected(); err != nil || got != n {
 		return 0, false, fmt.Errorf("insert hosts: %d of %d rows stored (%v)", got, n, err)
+	}
+	if load.on() {
+		inserted := make([]string, 0, n)
+		for i, p := range hs {
+			if ids[i] != 0 {
+				inserted = append(inserted, p.name)
+			}
+		}
+		load.stored(inserted, next+n-1)
 	}
 	return next + n, int(n) == len(hs), nil
 }
