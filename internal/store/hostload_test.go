@@ -80,3 +80,51 @@ func TestHostLoadNeverDuplicatesANameOnEitherEngine(t *testing.T) {
 		}
 	})
 }
+
+// The term changes of a transaction's batches are applied once, at its
+// commit, and a change a later batch undoes cancels out: a host that moves
+// from US to DE and back within one transaction is found under US only,
+// and one that moves for good under its new country only.
+func TestHostTermMovesAcrossBatchesOfATransaction(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		at := func(name, cc string, seen int64) host.Host {
+			return host.Host{Host: name, IPMetadata: host.IPMetadata{CountryCode: cc}, FirstSeen: 1, LastSeen: seen}
+		}
+		if _, err := s.UpsertHosts(ctx, []host.Host{at("x.example.com", "US", 10), at("y.example.com", "US", 10)}); err != nil {
+			t.Fatal(err)
+		}
+		w, err := s.BeginHosts(ctx, store.NewHostLoad())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, batch := range [][]host.Host{
+			{at("x.example.com", "DE", 20), at("y.example.com", "DE", 20)},
+			{at("x.example.com", "US", 30), at("y.example.com", "FR", 30)},
+		} {
+			b, err := s.PrepareHosts(batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st, err := w.Upsert(ctx, b); err != nil || st.Updated != 2 {
+				t.Fatalf("upsert: %+v, %v", st, err)
+			}
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		for cc, want := range map[string][]string{"us": {"x.example.com"}, "de": nil, "fr": {"y.example.com"}} {
+			page, err := s.SearchHosts(ctx, store.HostQuery{Terms: []string{"cc:" + cc}, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range page.Hosts {
+				got = append(got, h.Host)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) || page.Total != len(want) {
+				t.Errorf("cc:%s: %v (total %d), want %v", cc, got, page.Total, want)
+			}
+		}
+	})
+}

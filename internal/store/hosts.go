@@ -250,6 +250,7 @@ type HostWriter struct {
 	s      *Store
 	tx     *Tx
 	load   *HostLoad
+	moves  termMoves // the updated hosts' term changes, applied at Commit
 	failed bool
 	done   bool // committed or rolled back
 }
@@ -261,7 +262,7 @@ func (s *Store) BeginHosts(ctx context.Context, load *HostLoad) (*HostWriter, er
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
-	w := &HostWriter{s: s, tx: &Tx{tx: sqlTx, d: s.dialect}, load: load}
+	w := &HostWriter{s: s, tx: &Tx{tx: sqlTx, d: s.dialect}, load: load, moves: termMoves{}}
 	// One writer at a time: new hosts take the ids after the largest
 	// stored one, and merges read before they write.
 	if err := s.takeTurns(ctx, w.tx, lockHosts); err != nil {
@@ -281,7 +282,7 @@ func (w *HostWriter) Upsert(ctx context.Context, b *HostBatch) (HostStats, error
 	if len(b.hosts) == 0 {
 		return st, nil
 	}
-	if err := w.s.upsertHostsTx(ctx, w.tx, b, &st, w.load); err != nil {
+	if err := w.s.upsertHostsTx(ctx, w.tx, b, &st, w.load, w.moves); err != nil {
 		w.failed = true
 		return HostStats{Rejected: st.Rejected, Rejects: st.Rejects}, err
 	}
@@ -293,6 +294,10 @@ func (w *HostWriter) Commit() error {
 	if w.failed {
 		w.Rollback()
 		return errors.New("commit hosts: the transaction failed")
+	}
+	if err := w.moves.apply(context.Background(), w.tx); err != nil {
+		w.Rollback()
+		return fmt.Errorf("commit hosts: %w", err)
 	}
 	w.done = true
 	if err := w.tx.tx.Commit(); err != nil {
@@ -322,7 +327,7 @@ type storedHost struct {
 // unique index, then read, merged and updated. New hosts' terms are written
 // as one posting row per term; updated hosts' term changes are applied to
 // the rows holding them.
-func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *HostStats, load *HostLoad) error {
+func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *HostStats, load *HostLoad, moves termMoves) error {
 	var next int64
 	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM hosts`).Scan(&next); err != nil {
 		return fmt.Errorf("upsert hosts: %w", err)
@@ -416,7 +421,6 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 	if err != nil {
 		return err
 	}
-	adds, dels := map[string][]int64{}, map[string][]int64{}
 	for _, p := range known {
 		old, ok := existing[p.name]
 		if !ok {
@@ -453,17 +457,57 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 		oldTerms, newTerms := allHostTerms(prev), allHostTerms(merged)
 		for _, t := range newTerms {
 			if _, found := slices.BinarySearch(oldTerms, t); !found {
-				adds[t] = append(adds[t], old.id)
+				moves.note(t, old.id, true)
 			}
 		}
 		for _, t := range oldTerms {
 			if _, found := slices.BinarySearch(newTerms, t); !found {
-				dels[t] = append(dels[t], old.id)
+				moves.note(t, old.id, false)
 			}
 		}
 		st.Updated++
 		st.Names = append(st.Names, h.Host)
 	}
+	return nil
+}
+
+// termMoves are the posting changes of a transaction's updated hosts,
+// applied once as it commits (nothing reads postings inside a host
+// transaction): a common term's rows are read and rewritten once a
+// transaction rather than once a batch, and a change that a later batch
+// undoes is never written. term → host id → added (true) or removed.
+type termMoves map[string]map[int64]bool
+
+// note records that id gained (add) or lost term. Changes come from
+// successive versions of the host, so a change opposite to the one noted
+// before cancels it.
+func (m termMoves) note(term string, id int64, add bool) {
+	ids := m[term]
+	if ids == nil {
+		ids = make(map[int64]bool)
+		m[term] = ids
+	}
+	if prev, ok := ids[id]; ok && prev != add {
+		delete(ids, id)
+		return
+	}
+	ids[id] = add
+}
+
+// apply writes the changes: removals first, then additions, each in term
+// order.
+func (m termMoves) apply(ctx context.Context, tx *Tx) error {
+	adds, dels := map[string][]int64{}, map[string][]int64{}
+	for t, ids := range m {
+		for id, add := range ids {
+			if add {
+				adds[t] = append(adds[t], id)
+			} else {
+				dels[t] = append(dels[t], id)
+			}
+		}
+	}
+	w := postingWriter{tx: tx}
 	for _, l := range sortedTermLists(dels) {
 		if err := w.remove(ctx, l); err != nil {
 			return err
@@ -474,6 +518,7 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 			return err
 		}
 	}
+	clear(m)
 	return nil
 }
 
