@@ -414,41 +414,31 @@ func (d *reader) emptyArray() bool {
 	return false
 }
 
-func (d *reader) strs(v *[]string) bool {
+// list reads an array of elements read by elem into v; an empty array is
+// an empty, non-nil slice, as v2 makes it.
+func list[T any](d *reader, v *[]T, elem func(*T) bool) bool {
 	if d.emptyArray() {
-		*v = []string{}
+		*v = []T{}
 		return true
 	}
-	out := make([]string, 0, 4)
+	out := make([]T, 0, 4)
 	ok := d.array(func() bool {
-		var s string
-		if !d.str(&s) {
+		var e T
+		if !elem(&e) {
 			return false
 		}
-		out = append(out, s)
+		out = append(out, e)
 		return true
 	})
 	*v = out
 	return ok
 }
 
-func (d *reader) ints(v *[]int) bool {
-	if d.emptyArray() {
-		*v = []int{}
-		return true
-	}
-	out := make([]int, 0, 4)
-	ok := d.array(func() bool {
-		var n int
-		if !d.int(&n) {
-			return false
-		}
-		out = append(out, n)
-		return true
-	})
-	*v = out
-	return ok
-}
+func (d *reader) strs(v *[]string) bool { return list(d, v, d.str) }
+
+func (d *reader) ints(v *[]int) bool { return list(d, v, d.int) }
+
+func (d *reader) services(v *[]Service) bool { return list(d, v, d.service) }
 
 // The members of each object, in struct order; a member's bit is 1 << its
 // index, so a repeated member is seen.
@@ -573,24 +563,6 @@ func (d *reader) ipMetadata(m *IPMetadata) bool {
 		}
 		return 0
 	})
-}
-
-func (d *reader) services(v *[]Service) bool {
-	if d.emptyArray() {
-		*v = []Service{}
-		return true
-	}
-	out := make([]Service, 0, 2)
-	ok := d.array(func() bool {
-		var s Service
-		if !d.service(&s) {
-			return false
-		}
-		out = append(out, s)
-		return true
-	})
-	*v = out
-	return ok
 }
 
 func (d *reader) service(s *Service) bool {
