@@ -155,6 +155,43 @@ func decodePostingIDs(dst []int64, first int64, n int, b []byte) ([]int64, error
 	return dst, err
 }
 
+// rowHoldsAny reports whether the row of n ids starting at first holds any
+// of ids (ascending).
+func rowHoldsAny(first int64, n int, b []byte, ids []int64) (bool, error) {
+	lo, _ := slices.BinarySearch(ids, first)
+	ids = ids[lo:]
+	switch {
+	case len(ids) == 0:
+		return false, nil
+	case n == 1:
+		return ids[0] == first, nil
+	case len(b) > 1 && b[0] == postingBitmap:
+		bm := b[1:]
+		for _, id := range ids {
+			d := id - first
+			if d >= 8*int64(len(bm)) {
+				break
+			}
+			if bm[d/8]&(1<<(d%8)) != 0 {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	hit := false
+	err := eachPostingID(first, n, b, func(id int64) bool {
+		for len(ids) > 0 && ids[0] < id {
+			ids = ids[1:]
+		}
+		if len(ids) == 0 {
+			return false
+		}
+		hit = ids[0] == id
+		return !hit
+	})
+	return hit, err
+}
+
 // eachPostingRow calls fn with the rows of term in first-id order (only
 // those starting at most maxFirst when it is > 0) until fn returns false or
 // an error, which it returns with the term named.
@@ -495,6 +532,14 @@ func (w postingWriter) remove(ctx context.Context, l termIDList) error {
 		if err := rows.Scan(&p.first, &n, &blob); err != nil {
 			rows.Close()
 			return fmt.Errorf("remove from postings of %q: %w", l.term, err)
+		}
+		// Most rows hold none of the ids: they are told apart without
+		// decoding (a bitmap row by its bits).
+		if holds, err := rowHoldsAny(p.first, n, blob, l.ids); err != nil {
+			rows.Close()
+			return fmt.Errorf("remove from postings of %q: %w", l.term, err)
+		} else if !holds {
+			continue
 		}
 		if p.ids, err = decodePostingIDs(nil, p.first, n, blob); err != nil {
 			rows.Close()

@@ -102,3 +102,39 @@ func TestIntersectIDs(t *testing.T) {
 		}
 	}
 }
+
+// rowHoldsAny answers as decoding the row and looking would, in both row
+// forms and for a row of one id.
+func TestRowHoldsAny(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 2000 {
+		n := 1 + r.IntN(40)
+		step := []int64{1, 2, 50, 1 << 16}[trial%4]
+		ids := make([]int64, 0, n)
+		id := 1 + r.Int64N(100)
+		for range n {
+			ids = append(ids, id)
+			id += 1 + r.Int64N(step)
+		}
+		blob := encodePostingIDs(ids)
+		var probe []int64
+		for range r.IntN(6) {
+			if r.IntN(2) == 0 {
+				probe = append(probe, ids[r.IntN(len(ids))])
+			} else {
+				probe = append(probe, 1+r.Int64N(id+10))
+			}
+		}
+		probe = sortIDs(probe)
+		want := false
+		for _, p := range probe {
+			if slices.Contains(ids, p) {
+				want = true
+			}
+		}
+		got, err := rowHoldsAny(ids[0], len(ids), blob, probe)
+		if err != nil || got != want {
+			t.Fatalf("row %v (form %d), ids %v: %v, %v; want %v", ids, blob[0:min(1, len(blob))], probe, got, err, want)
+		}
+	}
+}
