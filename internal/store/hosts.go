@@ -248,6 +248,7 @@ func (s *Store) UpsertHostBatch(ctx context.Context, b *HostBatch) (HostStats, e
 // so other writers wait meanwhile.
 type HostWriter struct {
 	s      *Store
+	ctx    context.Context // BeginHosts's: the transaction's
 	tx     *Tx
 	load   *HostLoad
 	moves  termMoves // the updated hosts' term changes, applied at Commit
@@ -262,7 +263,7 @@ func (s *Store) BeginHosts(ctx context.Context, load *HostLoad) (*HostWriter, er
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
-	w := &HostWriter{s: s, tx: &Tx{tx: sqlTx, d: s.dialect}, load: load, moves: termMoves{}}
+	w := &HostWriter{s: s, ctx: ctx, tx: &Tx{tx: sqlTx, d: s.dialect}, load: load, moves: termMoves{}}
 	// One writer at a time: new hosts take the ids after the largest
 	// stored one, and merges read before they write.
 	if err := s.takeTurns(ctx, w.tx, lockHosts); err != nil {
@@ -295,7 +296,7 @@ func (w *HostWriter) Commit() error {
 		w.Rollback()
 		return errors.New("commit hosts: the transaction failed")
 	}
-	if err := w.moves.apply(context.Background(), w.tx); err != nil {
+	if err := w.moves.apply(w.ctx, w.tx); err != nil {
 		w.Rollback()
 		return fmt.Errorf("commit hosts: %w", err)
 	}
