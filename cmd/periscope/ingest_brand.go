@@ -142,22 +142,13 @@ func brandIngester(kind string, source func(ctx context.Context, b *brandRun, sr
 			return fmt.Errorf("ingest %s: load monitored domains: %w", kind, err)
 		}
 		b := newBrandRun(mon, st, e.stderr)
-		var firstErr error
-		for _, src := range sources {
+		firstErr := eachSource(ctx, e.stderr, sources, func(src string) error {
 			err := source(ctx, b, src)
 			if err == nil {
 				err = b.flush(ctx)
 			}
-			if err != nil {
-				fmt.Fprintf(e.stderr, "\nerror: %v\n", err)
-				if firstErr == nil {
-					firstErr = err
-				}
-				if ctx.Err() != nil {
-					break
-				}
-			}
-		}
+			return err
+		})
 		b.prog.done()
 		b.sum.Duration = time.Since(b.start)
 		printBrandSummary(e.stdout, kind, len(sources), b)

@@ -87,8 +87,7 @@ func ingestEach[S any, P addableSummary[S]](ctx context.Context, e env, sources 
 	one func(src string, progress func(S)) (S, error)) (S, error) {
 	p := newProgress(e.stderr)
 	var total S
-	var firstErr error
-	for _, src := range sources {
+	err := eachSource(ctx, e.stderr, sources, func(src string) error {
 		base := total
 		sum, err := one(src, func(s S) {
 			b := base
@@ -97,8 +96,20 @@ func ingestEach[S any, P addableSummary[S]](ctx context.Context, e env, sources 
 		})
 		P(&total).Add(sum)
 		p.update(counts(total))
-		if err != nil {
-			fmt.Fprintf(e.stderr, "\nerror: %v\n", err)
+		return err
+	})
+	p.done()
+	return total, err
+}
+
+// eachSource runs one for each source in turn. A source that fails is
+// reported on w and the others go on, unless ctx is done; the first error
+// is returned.
+func eachSource(ctx context.Context, w io.Writer, sources []string, one func(src string) error) error {
+	var firstErr error
+	for _, src := range sources {
+		if err := one(src); err != nil {
+			fmt.Fprintf(w, "\nerror: %v\n", err)
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -107,6 +118,5 @@ func ingestEach[S any, P addableSummary[S]](ctx context.Context, e env, sources 
 			}
 		}
 	}
-	p.done()
-	return total, firstErr
+	return firstErr
 }
