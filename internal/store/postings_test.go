@@ -6,6 +6,15 @@ import (
 	"testing"
 )
 
+// randomIDs returns n ascending ids from from, with gaps of 1 to step.
+func randomIDs(r *rand.Rand, n int, from, step int64) []int64 {
+	ids := make([]int64, 0, n)
+	for id := from; len(ids) < n; id += 1 + r.Int64N(step) {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // Rows round-trip in both forms, the smaller one is chosen, and a corrupt
 // row is an error.
 func TestPostingRows(t *testing.T) {
@@ -13,12 +22,7 @@ func TestPostingRows(t *testing.T) {
 	for trial := range 300 {
 		n := 1 + r.IntN(300)
 		step := []int64{1, 2, 3, 9, 200, 1 << 20}[trial%6]
-		ids := make([]int64, 0, n)
-		id := 1 + r.Int64N(1000)
-		for range n {
-			ids = append(ids, id)
-			id += 1 + r.Int64N(step)
-		}
+		ids := randomIDs(r, n, 1+r.Int64N(1000), step)
 		blob := encodePostingIDs(ids)
 		got, err := decodePostingIDs(nil, ids[0], len(ids), blob)
 		if err != nil || !slices.Equal(got, ids) {
@@ -76,17 +80,8 @@ func TestPostingRows(t *testing.T) {
 func TestIntersectIDs(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for trial := range 300 {
-		gen := func(n int, step int64) []int64 {
-			var ids []int64
-			id := int64(1)
-			for range n {
-				id += 1 + r.Int64N(step)
-				ids = append(ids, id)
-			}
-			return ids
-		}
-		a := gen(r.IntN(500), []int64{1, 3, 100}[trial%3])
-		b := gen(r.IntN(5000), []int64{1, 2, 50}[trial/3%3])
+		a := randomIDs(r, r.IntN(500), 2, []int64{1, 3, 100}[trial%3])
+		b := randomIDs(r, r.IntN(5000), 2, []int64{1, 2, 50}[trial/3%3])
 		in := map[int64]bool{}
 		for _, id := range a {
 			in[id] = true
@@ -110,19 +105,15 @@ func TestRowHoldsAny(t *testing.T) {
 	for trial := range 2000 {
 		n := 1 + r.IntN(40)
 		step := []int64{1, 2, 50, 1 << 16}[trial%4]
-		ids := make([]int64, 0, n)
-		id := 1 + r.Int64N(100)
-		for range n {
-			ids = append(ids, id)
-			id += 1 + r.Int64N(step)
-		}
+		ids := randomIDs(r, n, 1+r.Int64N(100), step)
+		last := ids[len(ids)-1]
 		blob := encodePostingIDs(ids)
 		var probe []int64
 		for range r.IntN(6) {
 			if r.IntN(2) == 0 {
 				probe = append(probe, ids[r.IntN(len(ids))])
 			} else {
-				probe = append(probe, 1+r.Int64N(id+10))
+				probe = append(probe, 1+r.Int64N(last+10))
 			}
 		}
 		probe = sortIDs(probe)
