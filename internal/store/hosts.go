@@ -136,8 +136,9 @@ func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 		k++
 	}
 	batch := hs[:k]
-	// In name order, the new names go into the name index in order. (The
-	// hosts are sorted through an index: a host is a large struct.)
+	// In name order, so a batch's new hosts take ids in name order whatever
+	// the input order. (The hosts are sorted through an index: a host is a
+	// large struct.)
 	order := make([]int32, len(batch))
 	for i := range order {
 		order[i] = int32(i)
@@ -324,8 +325,9 @@ type storedHost struct {
 
 // upsertHostsTx stores a batch: every host is inserted as new, taking the
 // ids after the largest stored one (the store's writers take turns, so no
-// one else takes them); the names already stored are left out by the
-// unique index, then read, merged and updated. New hosts' terms are written
+// one else takes them), except the names already stored (looked up through
+// the reversed-label index, or known new to a HostLoad), which are read,
+// merged and updated. New hosts' terms are written
 // as one posting row per term; updated hosts' term changes are applied to
 // the rows holding them.
 func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *HostStats, load *HostLoad, moves termMoves) error {
@@ -787,7 +789,7 @@ func hostTerms(h host.Host) []string {
 	}
 	// Terms the host's own row answers are left out (see selfAnswered):
 	// its address (the ipkey index) and its own name in its certificate
-	// (the name index). Most hosts have nothing else unique to index, so
+	// (the reversed-label index). Most hosts have nothing else unique to index, so
 	// storing a host writes few index rows at random places.
 	notSelf := func(v string) bool { return !strings.EqualFold(strings.TrimSpace(v), h.Host) }
 	add(TermDomain, h.Domain)

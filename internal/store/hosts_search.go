@@ -285,7 +285,8 @@ func (s *Store) intersectTerms(ctx context.Context, terms []string) ([]int64, *i
 // selfAnswered reports whether a term's hosts are partly found through the
 // hosts table rather than the posting lists: an address is not indexed as
 // a term for the host whose address it is (the ipkey index finds it), nor
-// a certificate name for the host of that name (the name index does).
+// a certificate name for the host of that name (the reversed-label index
+// does).
 func selfAnswered(term string) bool {
 	f, _, _ := strings.Cut(term, ":")
 	return f == TermIP || f == TermCertSubjectCN || f == TermCertDNSName
