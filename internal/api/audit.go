@@ -131,5 +131,5 @@ func parseDate(name, v, layout string) (time.Time, error) {
 		}
 	}
 	human := strings.NewReplacer("2006", "YYYY", "01", "MM", "02", "DD").Replace(layout)
-	return time.Time{}, periscope.Errorf(periscope.EInvalid, "%s must be a date in %s format (got %q).", name, human, clip(v, 32))
+	return time.Time{}, periscope.Errorf(periscope.EInvalid, "%s must be a date in %s format (got %q).", name, human, periscope.Clip(v, 32))
 }

@@ -163,10 +163,10 @@ func listingDate(name, v string, end bool) (int64, error) {
 		}
 	}
 	if err != nil {
-		return 0, periscope.Errorf(periscope.EInvalid, "%s must be a date as DD/MM/YYYY or YYYY-MM-DD (got %q).", name, clip(v, 32))
+		return 0, periscope.Errorf(periscope.EInvalid, "%s must be a date as DD/MM/YYYY or YYYY-MM-DD (got %q).", name, periscope.Clip(v, 32))
 	}
 	if t.Year() < 1970 {
-		return 0, periscope.Errorf(periscope.EInvalid, "%s must be on or after 01/01/1970 (got %q).", name, clip(v, 32))
+		return 0, periscope.Errorf(periscope.EInvalid, "%s must be on or after 01/01/1970 (got %q).", name, periscope.Clip(v, 32))
 	}
 	if end {
 		t = t.Add(24*time.Hour - time.Second)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/api/apitest"
@@ -296,6 +297,15 @@ func TestBrandOEMSearch(t *testing.T) {
 				if r.Status != 400 || r.ErrorCode() != c.code {
 					t.Errorf("%s %v: %d %s, want 400 %s", p, c.body, r.Status, r.Body, c.code)
 				}
+			}
+		}
+		// A hostile query is refused with a short message that quotes it
+		// whole characters at a time.
+		for _, q := range []string{strings.Repeat("漢", 5000), strings.Repeat("漢", 100) + ".com"} {
+			r := e.Do("POST", "/api/v1/oem/typosquatting/search", oem, map[string]any{"query": q})
+			if r.Status != 400 || r.ErrorCode() != "invalid_parameter" || len(r.Body) > 1024 || !utf8.Valid(r.Body) ||
+				strings.Contains(string(r.Body), `\x`) {
+				t.Errorf("%d-character query: %d, %d bytes: %.300s", utf8.RuneCountInString(q), r.Status, len(r.Body), r.Body)
 			}
 		}
 		// Only the four successful searches were charged.

@@ -181,7 +181,7 @@ func hostQuery(filters map[string]json.RawMessage) (store.HostQuery, error) {
 		}
 		f, ok := searchFilters[name]
 		if !ok {
-			return q, periscope.Errorf(periscope.EInvalid, "%q is not a search filter (see the global search filters in the API documentation).", clip(name, 64))
+			return q, periscope.Errorf(periscope.EInvalid, "%q is not a search filter (see the global search filters in the API documentation).", periscope.Clip(name, 64))
 		}
 		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			continue
@@ -235,7 +235,7 @@ func addStringFilter(q *store.HostQuery, name, term, v string) error {
 	case "domain":
 		n, err := host.Normalize(v)
 		if err != nil || n.IP {
-			return periscope.Errorf(periscope.EInvalid, "domain must be a domain name (got %q).", clip(v, 64))
+			return periscope.Errorf(periscope.EInvalid, "domain must be a domain name (got %q).", periscope.Clip(v, 64))
 		}
 		if n.Host != n.Domain {
 			q.Under = n.Host // a name below a registrable domain
@@ -245,7 +245,7 @@ func addStringFilter(q *store.HostQuery, name, term, v string) error {
 	case "host", "subdomain":
 		n, err := host.Normalize(v)
 		if err != nil {
-			return periscope.Errorf(periscope.EInvalid, "%s must be a host name or IP address (got %q).", name, clip(v, 64))
+			return periscope.Errorf(periscope.EInvalid, "%s must be a host name or IP address (got %q).", name, periscope.Clip(v, 64))
 		}
 		if name == "host" {
 			q.Name = n.Host
@@ -256,7 +256,7 @@ func addStringFilter(q *store.HostQuery, name, term, v string) error {
 	case "ip", "ip_address", "dns_a", "dns_aaaa":
 		a, err := netip.ParseAddr(v)
 		if err != nil {
-			return periscope.Errorf(periscope.EInvalid, "%s must be an IP address (got %q).", name, clip(v, 64))
+			return periscope.Errorf(periscope.EInvalid, "%s must be an IP address (got %q).", name, periscope.Clip(v, 64))
 		}
 		v, term = a.Unmap().String(), store.TermIP
 	case "http_title":
@@ -458,7 +458,7 @@ func (s *Server) domainHosts(r *http.Request, domain string, resolvable bool, pa
 func (s *Server) handleHost(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("host")
 	if _, err := host.Normalize(name); err != nil {
-		return periscope.Errorf(periscope.EInvalid, "host must be a host name or IP address (got %q).", clip(name, 64))
+		return periscope.Errorf(periscope.EInvalid, "host must be a host name or IP address (got %q).", periscope.Clip(name, 64))
 	}
 	h, err := s.store.Host(r.Context(), name)
 	if err != nil {
@@ -529,7 +529,7 @@ func (s *Server) handleAttackSurfaceSearch(w http.ResponseWriter, r *http.Reques
 			},
 		}})
 	default:
-		return periscope.Errorf(periscope.EInvalid, "type must be domain or ip_range (got %q).", clip(typ, 32))
+		return periscope.Errorf(periscope.EInvalid, "type must be domain or ip_range (got %q).", periscope.Clip(typ, 32))
 	}
 	return nil
 }
@@ -540,7 +540,7 @@ func ipRangeQuery(s string) (netip.Prefix, error) {
 	if a, err := netip.ParseAddr(s); err == nil {
 		p = netip.PrefixFrom(a, a.BitLen())
 	} else if p, err = netip.ParsePrefix(s); err != nil {
-		return p, periscope.Errorf(periscope.EInvalid, "query must be an IP address or a CIDR block (got %q).", clip(s, 64))
+		return p, periscope.Errorf(periscope.EInvalid, "query must be an IP address or a CIDR block (got %q).", periscope.Clip(s, 64))
 	}
 	if p.Addr().Zone() != "" {
 		return p, periscope.Errorf(periscope.EInvalid, "query must not carry an IPv6 zone.")
@@ -570,11 +570,11 @@ func (s *Server) handleAttackSurfaceHost(w http.ResponseWriter, r *http.Request)
 		return periscope.Errorf(periscope.EMissing, "query is required: a host name or IP address.")
 	}
 	if in.Type != "" && in.Type != "host" && in.Type != "ip" && in.Type != "domain" {
-		return periscope.Errorf(periscope.EInvalid, "type must be host, domain or ip (got %q).", clip(in.Type, 32))
+		return periscope.Errorf(periscope.EInvalid, "type must be host, domain or ip (got %q).", periscope.Clip(in.Type, 32))
 	}
 	n, err := host.Normalize(*in.Query)
 	if err != nil {
-		return periscope.Errorf(periscope.EInvalid, "query must be a host name or IP address (got %q).", clip(*in.Query, 64))
+		return periscope.Errorf(periscope.EInvalid, "query must be a host name or IP address (got %q).", periscope.Clip(*in.Query, 64))
 	}
 	h, err := s.store.Host(r.Context(), n.Host)
 	if err != nil {

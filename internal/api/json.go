@@ -109,7 +109,7 @@ func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
 	}
 	var v int
 	if _, err := fmt.Sscanf(s, "%d", &v); err != nil || fmt.Sprint(v) != strings.TrimLeft(s, "+") {
-		return 0, periscope.Errorf(periscope.EInvalid, "%s must be an integer (got %q).", name, clip(s, 32))
+		return 0, periscope.Errorf(periscope.EInvalid, "%s must be an integer (got %q).", name, periscope.Clip(s, 32))
 	}
 	return v, checkRange(name, v, lo, hi)
 }
@@ -123,13 +123,6 @@ func queryBool(r *http.Request, name string) (bool, error) {
 		return true, nil
 	}
 	return false, periscope.Errorf(periscope.EInvalid, "%s must be true or false.", name)
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // checkText bounds a free-text parameter: UTF-8 without control characters

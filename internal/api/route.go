@@ -259,7 +259,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, p policy, oem 
 }
 
 func unsupportedMedia(ct string) error {
-	return periscope.Errorf(periscope.EUnsupportedMedia, "Request bodies must be application/json (got %q).", clip(ct, 64))
+	return periscope.Errorf(periscope.EUnsupportedMedia, "Request bodies must be application/json (got %q).", periscope.Clip(ct, 64))
 }
 
 // formFields returns the form fields of a request whose route takes forms

@@ -320,10 +320,10 @@ func parsePackage(ecosystem, pkg string) (eco, name string, err error) {
 	pe, pn, ok := strings.Cut(pkg, "/")
 	pe, pn = strings.TrimSpace(pe), strings.TrimSpace(pn)
 	if !ok || pe == "" || pn == "" {
-		return "", "", periscope.Errorf(periscope.EInvalid, "package must be ecosystem/name, such as PyPI/django or Go/golang.org/x/net (got %q).", clip(pkg, 64))
+		return "", "", periscope.Errorf(periscope.EInvalid, "package must be ecosystem/name, such as PyPI/django or Go/golang.org/x/net (got %q).", periscope.Clip(pkg, 64))
 	}
 	if eco != "" && !strings.EqualFold(eco, pe) {
-		return "", "", periscope.Errorf(periscope.EInvalid, "package %q is not in ecosystem %q.", clip(pkg, 64), clip(eco, 64))
+		return "", "", periscope.Errorf(periscope.EInvalid, "package %q is not in ecosystem %q.", periscope.Clip(pkg, 64), periscope.Clip(eco, 64))
 	}
 	return pe, pn, nil
 }
@@ -337,14 +337,14 @@ func (s *Server) feedFilter(r *http.Request, p *feedParams) (store.VulnFilter, [
 	}
 	canon, ok := feedTypes[t]
 	if !ok {
-		return f, nil, periscope.Errorf(periscope.EInvalid, "type must be vulnerabilities, exploits, advisories or all (got %q).", clip(p.Type, 32))
+		return f, nil, periscope.Errorf(periscope.EInvalid, "type must be vulnerabilities, exploits, advisories or all (got %q).", periscope.Clip(p.Type, 32))
 	}
 	p.Type = canon
 	switch sev := strings.ToLower(strings.TrimSpace(p.Severity)); sev {
 	case "", "critical", "high", "medium", "low":
 		p.Severity = sev
 	default:
-		return f, nil, periscope.Errorf(periscope.EInvalid, "severity must be critical, high, medium or low (got %q).", clip(p.Severity, 32))
+		return f, nil, periscope.Errorf(periscope.EInvalid, "severity must be critical, high, medium or low (got %q).", periscope.Clip(p.Severity, 32))
 	}
 	if err := checkText("source", p.Source, vulnMaxText); err != nil {
 		return f, nil, err
@@ -375,7 +375,7 @@ func (s *Server) feedFilter(r *http.Request, p *feedParams) (store.VulnFilter, [
 			continue
 		}
 		if !store.HasSearchableText(k) {
-			return f, nil, periscope.Errorf(periscope.EInvalid, "keyword %q has no letters or digits.", clip(k, 32))
+			return f, nil, periscope.Errorf(periscope.EInvalid, "keyword %q has no letters or digits.", periscope.Clip(k, 32))
 		}
 		f.Terms = append(f.Terms, k)
 	}

@@ -7,12 +7,16 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/brand"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/typo"
 )
+
+// maxQuery bounds an OEM search's query: the longest domain name.
+const maxQuery = 253
 
 // maxScan bounds the host names an on-demand phishing search classifies.
 const maxScan = 100_000
@@ -25,25 +29,21 @@ func BaseDomain(query string) (string, error) {
 	if q == "" {
 		return "", periscope.Errorf(periscope.EMissing, "query is required: a base domain such as example.com.")
 	}
+	if utf8.RuneCountInString(q) > maxQuery {
+		return "", periscope.Errorf(periscope.EInvalid, "query must be a base domain of at most %d characters (got %q).", maxQuery, periscope.Clip(q, 80))
+	}
 	n, err := typo.Parse(q)
 	if err != nil {
-		msg := err.Error()
+		msg := periscope.Clip(err.Error(), 120)
 		switch {
 		case errors.Is(err, typo.ErrPublicSuffix):
 			msg = "it is a public suffix, not a registrable domain"
 		case errors.Is(err, typo.ErrMixedScript):
 			msg = "a label mixes scripts"
 		}
-		return "", periscope.Errorf(periscope.EInvalid, "query must be a base domain such as example.com (%q: %s).", clipQ(q), msg)
+		return "", periscope.Errorf(periscope.EInvalid, "query must be a base domain such as example.com (%q: %s).", periscope.Clip(q, 80), msg)
 	}
 	return n.Registrable(), nil
-}
-
-func clipQ(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }
 
 // Search returns up to limit findings of one kind (brand.TypoSquatting or
@@ -60,13 +60,13 @@ func (m *Monitor) Search(ctx context.Context, base, kind string, limit int) ([]s
 	}
 	mt, err := brand.New([]brand.Brand{{Domain: base}}, m.opts.Brand)
 	if err != nil {
-		return nil, periscope.Errorf(periscope.EInvalid, "query %q cannot be monitored: %v.", clipQ(base), err)
+		return nil, periscope.Errorf(periscope.EInvalid, "query %q cannot be monitored: %v.", periscope.Clip(base, 80), err)
 	}
 	var names []string
 	if kind == brand.TypoSquatting {
 		cands, err := typo.Generate(base, m.opts.Brand.Typo)
 		if err != nil {
-			return nil, periscope.Errorf(periscope.EInvalid, "query %q: %v.", clipQ(base), err)
+			return nil, periscope.Errorf(periscope.EInvalid, "query %q: %v.", periscope.Clip(base, 80), err)
 		}
 		for _, c := range cands {
 			if c.Fuzzer != typo.Original {

@@ -76,3 +76,17 @@ func ErrorMessage(err error) string {
 
 // IsNotFound reports whether err carries the not_found code.
 func IsNotFound(err error) bool { return ErrorCode(err) == ENotFound }
+
+// Clip shortens s to its first n characters for an error message, marking
+// the cut: a message quotes what it refuses, and hostile input must neither
+// make it long nor have a character cut in two.
+func Clip(s string, n int) string {
+	chars := 0
+	for i := range s {
+		if chars == n {
+			return s[:i] + "…"
+		}
+		chars++
+	}
+	return s
+}

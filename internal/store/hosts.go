@@ -735,7 +735,7 @@ func (s *Store) updateHostRow(ctx context.Context, tx *Tx, id int64, h host.Host
 func (s *Store) Host(ctx context.Context, name string) (host.Host, error) {
 	n, err := host.Normalize(name)
 	if err != nil {
-		return host.Host{}, periscope.Errorf(periscope.ENotFound, "No host %q is indexed.", clip(name))
+		return host.Host{}, periscope.Errorf(periscope.ENotFound, "No host %q is indexed.", periscope.Clip(name, 64))
 	}
 	row, err := s.QueryRowPrepared(ctx, `SELECT doc FROM hosts WHERE rkey = ? AND name = ?`, host.ReverseKey(n.Host), n.Host)
 	if err != nil {

@@ -66,7 +66,7 @@ func (s *Store) Organizations(ctx context.Context, accountID string) ([]periscop
 func (s *Store) Organization(ctx context.Context, accountID, orgID string) (periscope.Organization, error) {
 	var o periscope.Organization
 	if _, err := uuid.Parse(orgID); err != nil {
-		return o, periscope.Errorf(periscope.ENotFound, "No organization %q.", clip(orgID))
+		return o, periscope.Errorf(periscope.ENotFound, "No organization %q.", periscope.Clip(orgID, 64))
 	}
 	err := scanOrg(s.queryRow(ctx, `SELECT `+orgColumns+` FROM organizations WHERE id = ? AND account_id = ?`, orgID, accountID), &o)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -76,13 +76,6 @@ func (s *Store) Organization(ctx context.Context, accountID, orgID string) (peri
 		return o, fmt.Errorf("read organization: %w", err)
 	}
 	return o, nil
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
 
 // DeleteOrganization deletes an organization of the account with its assets

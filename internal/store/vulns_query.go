@@ -623,7 +623,7 @@ func searchKind(q string) (id string, cpe string, isID, isCPE bool) {
 }
 
 func errBadCPE(q string) error {
-	return periscope.Errorf(periscope.EInvalid, "query looks like a CPE but does not name a part, vendor and product (e.g. cpe:2.3:a:apache:log4j): %q.", clip(q))
+	return periscope.Errorf(periscope.EInvalid, "query looks like a CPE but does not name a part, vendor and product (e.g. cpe:2.3:a:apache:log4j): %q.", periscope.Clip(q, 64))
 }
 
 // pgRankWindow is how many of the newest matches PostgreSQL ranks.
