@@ -403,26 +403,34 @@ func (s *Server) serveFeed(w http.ResponseWriter, r *http.Request, p feedParams,
 	resp := feedResponse{Status: http.StatusOK, Vulnerabilities: []vulnRecord{}, Exploits: []exploitRecord{}, Advisories: []advisoryRecord{}}
 	md := &resp.Metadata
 	ctx := r.Context()
+	// The lists take their items, in order, while max_results_per_request
+	// lasts: with type=all and a cap below three, a list may get none.
+	budget := max(principalOf(r).Account.MaxResultsPerRequest, 1)
+	take := func(n int) int {
+		k := min(n, budget)
+		budget -= k
+		return k
+	}
 	if p.Type == "all" || p.Type == "vulnerabilities" {
 		vs, n, err := s.store.FeedVulns(ctx, f)
 		if err != nil {
 			return err
 		}
-		resp.Vulnerabilities, md.TotalVulnerabilities = toVulnRecords(vs), n
+		resp.Vulnerabilities, md.TotalVulnerabilities = toVulnRecords(vs[:take(len(vs))]), n
 	}
 	if p.Type == "all" || p.Type == "exploits" {
 		xs, n, err := s.store.FeedExploits(ctx, f)
 		if err != nil {
 			return err
 		}
-		resp.Exploits, md.TotalExploits = toExploitRecords(xs), n
+		resp.Exploits, md.TotalExploits = toExploitRecords(xs[:take(len(xs))]), n
 	}
 	if p.Type == "all" || p.Type == "advisories" {
 		as, n, err := s.store.FeedAdvisories(ctx, f)
 		if err != nil {
 			return err
 		}
-		resp.Advisories, md.TotalAdvisories = toAdvisoryRecords(as), n
+		resp.Advisories, md.TotalAdvisories = toAdvisoryRecords(as[:take(len(as))]), n
 	}
 	md.TotalResults = md.TotalVulnerabilities + md.TotalExploits + md.TotalAdvisories
 	md.Page, md.PerPage, md.Days, md.CutoffEpoch, md.Type, md.Keywords = p.Page, p.PerPage, p.Days, f.Cutoff, p.Type, keywords

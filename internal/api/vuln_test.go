@@ -135,6 +135,14 @@ func TestVulnFeed(t *testing.T) {
 				t.Errorf("%s with a cap of 6: per_page %d (want %d), %d items", q, f.Metadata.PerPage, want, n)
 			}
 		}
+		// A cap below three: the lists take their items in order while it
+		// lasts, so the response never holds more than the cap.
+		_, tiny := e.Account(periscope.Account{Company: "Tiny Co", Plan: "free", CreditsPerMonth: 10, MaxResultsPerRequest: 2})
+		var tf feedResult
+		if r := e.Do("GET", "/api/v1/vulnerability-intelligence/feed?days=7", tiny, nil); r.Status != 200 || strictDecode(r.Body, &tf) != nil ||
+			len(tf.Vulnerabilities) != 1 || len(tf.Exploits) != 1 || len(tf.Advisories) != 0 || tf.Metadata.TotalAdvisories != 1 {
+			t.Errorf("type=all with a cap of 2: %d %d/%d/%d items, %+v", r.Status, len(tf.Vulnerabilities), len(tf.Exploits), len(tf.Advisories), tf.Metadata)
+		}
 		// Default window: one day; the recent items are two days old.
 		f := get("")
 		if f.Metadata.Days != 1 || f.Metadata.PerPage != 20 || f.Metadata.Page != 1 || f.Metadata.Type != "all" || f.Metadata.TotalResults != 0 ||
