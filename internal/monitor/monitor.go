@@ -14,6 +14,7 @@
 package monitor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,6 +179,11 @@ func (m *Monitor) Reconcile(ctx context.Context) error {
 func (m *Monitor) reconcile(ctx context.Context) (reconcileStats, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.reconcileLocked(ctx)
+}
+
+// reconcileLocked is reconcile with m.mu held.
+func (m *Monitor) reconcileLocked(ctx context.Context) (reconcileStats, error) {
 	var rs reconcileStats
 	assets, err := m.store.AllAssets(ctx, periscope.AssetDomain)
 	if err != nil {
@@ -300,7 +306,9 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 	if len(todo) == 0 {
 		return nil
 	}
-	slices.SortFunc(todo, func(a, b assetRef) int { return strings.Compare(a.OrgID+a.Domain, b.OrgID+b.Domain) })
+	slices.SortFunc(todo, func(a, b assetRef) int {
+		return cmp.Or(strings.Compare(a.OrgID, b.OrgID), strings.Compare(a.Domain, b.Domain))
+	})
 	// One matcher holding only the new domains' brands, one walk of the
 	// host index for all of them.
 	var brands []brand.Brand
@@ -331,7 +339,7 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 			return err
 		}
 		rs.Certificates += n
-		if !slices.Contains(orgs, r.OrgID) {
+		if len(orgs) == 0 || orgs[len(orgs)-1] != r.OrgID { // todo is in organization order
 			orgs = append(orgs, r.OrgID)
 		}
 	}
@@ -383,12 +391,11 @@ func (m *Monitor) ensure(ctx context.Context) (*state, error) {
 	// Callers arriving together wait for the first one's reconcile rather
 	// than each running their own.
 	m.mu.Lock()
-	st := m.state.Load()
-	m.mu.Unlock()
-	if st != nil {
+	defer m.mu.Unlock()
+	if st := m.state.Load(); st != nil {
 		return st, nil
 	}
-	if err := m.Reconcile(ctx); err != nil {
+	if _, err := m.reconcileLocked(ctx); err != nil {
 		return nil, err
 	}
 	return m.state.Load(), nil
