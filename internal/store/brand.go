@@ -240,8 +240,8 @@ func (s *Store) LinkCertificates(ctx context.Context, links []CertLink) (int, er
 				continue
 			}
 			if _, err := tx.Exec(ctx, `UPDATE org_certificates SET last_seen = ?
-				WHERE organization_id = ? AND certificate_id = ? AND last_seen < ?`,
-				seen, l.OrganizationID, l.CertificateID, seen); err != nil {
+				WHERE organization_id = ? AND account_id = ? AND certificate_id = ? AND last_seen < ?`,
+				seen, l.OrganizationID, l.AccountID, l.CertificateID, seen); err != nil {
 				return fmt.Errorf("update certificate link %d: %w", l.CertificateID, err)
 			}
 		}

@@ -64,6 +64,17 @@ func TestUpsertCertificates(t *testing.T) {
 		if n, _ := s.LinkCertificatesUnder(ctx, o.ID, o.AccountID, "example.com"); n != 0 {
 			t.Errorf("linking again made %d links", n)
 		}
+		// One link at a time: under another account's id it neither links
+		// nor moves the organization's link.
+		other := brandOrg(t, s)
+		for _, l := range []store.CertLink{
+			{OrganizationID: o.ID, AccountID: other.AccountID, CertificateID: st.IDs["aa"], Domain: "c.example.com", Seen: 9999999999},
+			{OrganizationID: other.ID, AccountID: o.AccountID, CertificateID: st.IDs["aa"], Domain: "c.example.com", Seen: 9999999999},
+		} {
+			if n, err := s.LinkCertificates(ctx, []store.CertLink{l}); err != nil || n != 0 {
+				t.Errorf("link %+v: %d new, %v", l, n, err)
+			}
+		}
 		if n, _ := s.LinkCertificatesUnder(ctx, o.ID, o.AccountID, "ample.com"); n != 0 {
 			t.Errorf("a name that only ends like the domain linked %d", n)
 		}
