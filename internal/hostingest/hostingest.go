@@ -195,14 +195,24 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 		}
 		return nil
 	})
-	if err == nil && len(batch) > 0 {
-		err = send()
+	// What was read before a parse or read error (a file cut off
+	// mid-record, a dropped connection) is stored too; not after the
+	// writer stopped or the ingest was cancelled.
+	if len(batch) > 0 && ctx.Err() == nil && !errors.Is(err, errWriterStopped) {
+		if serr := send(); err == nil {
+			err = serr
+		}
 	}
 	close(batches)
 	<-done
 	if writeErr != nil {
 		// The writer's error is the cause; the parser only stopped.
 		err = writeErr
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		// Cancelled: the open transaction was rolled back, and whatever
+		// the writer or parser said after is a consequence.
+		err = cerr
 	}
 	sum.Read, sum.Skipped = stats.Records, stats.Skipped
 	sum.Rejected += stats.Rejected

@@ -2,10 +2,14 @@ package hostingest_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/scan"
@@ -85,22 +89,69 @@ func TestIngestEnrichesAndIsIdempotent(t *testing.T) {
 // cut stay stored, and the error names the source.
 func TestIngestTruncatedKeepsStoredBatches(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		in, _ := newIngester(t, s)
-		in.Batch = 1
-		f, err := os.Open("../scan/testdata/nmap_truncated.xml")
-		if err != nil {
-			t.Fatal(err)
+		// One host a batch, and the default batches: the host read
+		// before the cut is stored either way.
+		for _, batch := range []int{1, 0} {
+			in, _ := newIngester(t, s)
+			in.Batch = batch
+			f, err := os.Open("../scan/testdata/nmap_truncated.xml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, err := in.Ingest(t.Context(), scan.Nmap, "nmap_truncated.xml", f, nil)
+			f.Close()
+			if err == nil || !strings.Contains(err.Error(), "nmap_truncated.xml") {
+				t.Fatalf("batch %d: want an error naming the file, got %v", batch, err)
+			}
+			if sum.Inserted+sum.Unchanged+sum.Updated < 1 {
+				t.Fatalf("batch %d: the host before the cut was not stored: %+v", batch, sum)
+			}
+			if _, err := s.Host(t.Context(), "127.0.0.1"); err != nil {
+				t.Fatalf("batch %d: host before the cut: %v", batch, err)
+			}
 		}
-		defer f.Close()
-		sum, err := in.Ingest(t.Context(), scan.Nmap, "nmap_truncated.xml", f, nil)
-		if err == nil || !strings.Contains(err.Error(), "nmap_truncated.xml") {
-			t.Fatalf("want an error naming the file, got %v", err)
+	})
+}
+
+// cancelReader gives its first lines, then cancels and gives the rest.
+type cancelReader struct {
+	parts  []string
+	cancel context.CancelFunc
+}
+
+func (r *cancelReader) Read(p []byte) (int, error) {
+	if len(r.parts) == 0 {
+		return 0, io.EOF
+	}
+	if len(r.parts) == 1 {
+		time.Sleep(200 * time.Millisecond) // the writer has the first lines in an open transaction
+		r.cancel()
+	}
+	n := copy(p, r.parts[0])
+	r.parts[0] = r.parts[0][n:]
+	if r.parts[0] == "" {
+		r.parts = r.parts[1:]
+	}
+	return n, nil
+}
+
+// A cancelled ingest says so, and stores nothing of its open transaction.
+func TestIngestCancelledSaysSo(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var first, rest strings.Builder
+		for i := range 10 {
+			fmt.Fprintf(&first, `{"host":"c%d.example.com"}`+"\n", i)
+			fmt.Fprintf(&rest, `{"host":"d%d.example.com"}`+"\n", i)
 		}
-		if sum.Inserted < 1 {
-			t.Fatalf("the host before the cut was not stored: %+v", sum)
+		in := &hostingest.Ingester{Store: s, Batch: 1, TxHosts: 1000}
+		_, err := in.Ingest(ctx, scan.Native, "x", &cancelReader{parts: []string{first.String(), rest.String()}, cancel: cancel}, nil)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled ingest: %v", err)
 		}
-		if _, err := s.Host(t.Context(), "127.0.0.1"); err != nil {
-			t.Fatalf("host before the cut: %v", err)
+		if _, err := s.Host(t.Context(), "c0.example.com"); err == nil {
+			t.Error("a host of the rolled-back transaction is stored")
 		}
 	})
 }

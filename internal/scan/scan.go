@@ -28,6 +28,7 @@ import (
 	"sync"
 
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
 // MaxRejects is how many rejected records Stats keeps in detail; all are
@@ -216,9 +217,12 @@ func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse ap
 		if b.err != nil {
 			return st, &Error{Format: string(format), Line: b.errLine, Offset: b.errOff, Err: b.err}
 		}
-		select {
-		case free <- b.buf[:0]:
-		default:
+		// A batch of very long lines does not keep its buffer.
+		if cap(b.buf) <= maxKeptBuffer {
+			select {
+			case free <- b.buf[:0]:
+			default:
+			}
 		}
 		clear(b.hosts) // drop the strings they held
 		select {
@@ -228,6 +232,10 @@ func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse ap
 	}
 	return st, nil
 }
+
+// maxKeptBuffer bounds the line buffers kept for the next batches: lines
+// may be up to MaxLine long, and a few batches of those are not kept.
+const maxKeptBuffer = 8 << 20
 
 // batchLines is how many lines a worker parses at a time.
 const batchLines = 256
@@ -427,5 +435,7 @@ func truncate(s string, n int) string {
 
 // jsonReason shortens an encoding/json error for a Reject.
 func jsonReason(err error) string {
-	return "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
+	// The decoder quotes what it refuses (a member name, a value): a
+	// hostile line must not make its reject message long.
+	return "invalid JSON: " + periscope.Clip(strings.TrimPrefix(err.Error(), "json: "), 200)
 }

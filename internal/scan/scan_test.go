@@ -323,10 +323,35 @@ func TestBrokenLineInMillion(t *testing.T) {
 		}
 		pw.CloseWithError(w.Flush())
 	}()
-	count := 0
-	st, err := ParseNative(pr, func(host.Host) error { count++; return nil })
+	// Every host arrives whole and in order: the batches' buffers are
+	// reused, and a host must hold nothing of them.
+	count, want := 0, 1
+	var hosts []host.Host // kept to the end, while the buffers are reused
+	st, err := ParseNative(pr, func(h host.Host) error {
+		if want == bad {
+			want++
+		}
+		if h.Host != fmt.Sprintf("h%d.example.com", want) || h.FirstSeen != int64(want) || h.IPAddress != "192.0.2.1" {
+			return fmt.Errorf("host %d arrived as %s, first seen %d", want, h.Host, h.FirstSeen)
+		}
+		if count%1000 == 0 {
+			hosts = append(hosts, h)
+		}
+		count++
+		want++
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, h := range hosts {
+		w := 1000*i + 1
+		if w >= bad {
+			w++
+		}
+		if h.Host != fmt.Sprintf("h%d.example.com", w) {
+			t.Fatalf("host %d kept as %s", w, h.Host)
+		}
 	}
 	if count != n-1 || st.Records != n || st.Rejected != 1 {
 		t.Fatalf("emitted %d, stats %+v", count, st)
