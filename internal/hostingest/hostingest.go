@@ -151,14 +151,22 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 			if err == nil {
 				err = tx.add(ctx, batch.b)
 			}
+			committed := false
 			if err == nil && tx.hosts >= txHosts {
-				err = tx.commit(ctx)
-				if err == nil && progress != nil {
-					// Read is final only when parsing ends; until then
-					// it counts the observations parsed so far.
-					sum.Read = int(emitted.Load())
-					progress(sum)
+				err, committed = tx.commit(ctx), true
+			}
+			if err == nil && progress != nil {
+				// Read is final only when parsing ends; until then it
+				// counts the observations parsed so far. Between commits
+				// the open transaction's counts are shown with the rest.
+				sum.Read = int(emitted.Load())
+				p := sum
+				if !committed {
+					p.Inserted += tx.st.Inserted
+					p.Updated += tx.st.Updated
+					p.Unchanged += tx.st.Unchanged
 				}
+				progress(p)
 			}
 			if err != nil {
 				fail(err)

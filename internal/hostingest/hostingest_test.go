@@ -238,3 +238,22 @@ func TestNewEnricherErrors(t *testing.T) {
 		}
 	}
 }
+
+// Progress is reported after every batch, the open transaction's hosts
+// included, not only at commits.
+func TestIngestProgressEveryBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		in := &hostingest.Ingester{Store: s, Batch: 1, TxHosts: 1000}
+		var seen []int
+		in2 := `{"host":"p1.example.com"}` + "\n" + `{"host":"p2.example.com"}` + "\n" + `{"host":"p3.example.com"}` + "\n"
+		sum, err := in.Ingest(t.Context(), scan.Native, "x", strings.NewReader(in2), func(p hostingest.Summary) {
+			seen = append(seen, p.Inserted)
+		})
+		if err != nil || sum.Inserted != 3 {
+			t.Fatalf("ingest: %+v %v", sum, err)
+		}
+		if fmt.Sprint(seen) != "[1 2 3]" {
+			t.Errorf("progress reported inserted %v, want [1 2 3]", seen)
+		}
+	})
+}
