@@ -268,22 +268,34 @@ func (s *Store) FeedVulns(ctx context.Context, f VulnFilter) ([]vuln.Vulnerabili
 	var w where
 	w.add(m, margs...)
 	s.vulnFilters(&w, f)
-	if len(f.Terms) > 0 {
-		return s.pageVulnsText(ctx, w, "v.published DESC, v.id DESC", f.Limit, f.Offset)
-	}
-	return s.pageVulns(ctx, w, "v.published DESC, v.id DESC", f.Limit, f.Offset)
+	return pageRows(s, ctx, "vulns v", "v.id", `SELECT `+vulnCols+` FROM vulns v`+vulnJoins, w,
+		"v.published DESC, v.id DESC", len(f.Terms) > 0, f.Limit, f.Offset, s.scanVulns)
 }
 
-// pageVulnsText is pageVulns for conditions with a text match (see
-// pageText).
-func (s *Store) pageVulnsText(ctx context.Context, w where, order string, limit, offset int) ([]vuln.Vulnerability, int, error) {
-	ids, total, err := s.pageText(ctx, "vulns v", "v.id", w, order, limit, offset)
-	if err != nil || len(ids) == 0 {
-		return []vuln.Vulnerability{}, total, err
+// pageRows is a page of a feed listing and its total: the rows of table
+// ("vulns v") that w selects, in order, read by read (a SELECT up to its
+// WHERE) and scan. With text terms (text) the full-text match is run once
+// and paged by pageText; otherwise the rows are counted, then read with
+// LIMIT and OFFSET.
+func pageRows[T any](s *Store, ctx context.Context, table, idCol, read string, w where, order string, text bool, limit, offset int,
+	scan func(context.Context, string, ...any) ([]T, error)) ([]T, int, error) {
+	if text {
+		ids, total, err := s.pageText(ctx, table, idCol, w, order, limit, offset)
+		if err != nil || len(ids) == 0 {
+			return []T{}, total, err
+		}
+		rows, err := scan(ctx, read+` WHERE `+idCol+` IN (`+placeholders(len(ids))+`) ORDER BY `+order, ids...)
+		return rows, total, err
 	}
-	q := `SELECT ` + vulnCols + ` FROM vulns v` + vulnJoins + ` WHERE v.id IN (` + placeholders(len(ids)) + `) ORDER BY ` + order
-	vs, err := s.scanVulns(ctx, q, ids...)
-	return vs, total, err
+	var total int
+	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM `+table+` WHERE `+w.String(), w.args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count %s: %w", strings.Fields(table)[0], err)
+	}
+	if total == 0 || offset >= total {
+		return []T{}, total, nil
+	}
+	rows, err := scan(ctx, read+` WHERE `+w.String()+` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(slices.Clone(w.args), limit, offset)...)
+	return rows, total, err
 }
 
 // pageText returns the ids of a page of the rows of from (a table and its
@@ -355,19 +367,6 @@ const vulnCols = `v.cve_id, v.published, v.last_modified, v.severity, v.is_kev, 
 	COALESCE(k.date_added, 0), COALESCE(k.due_date, 0), COALESCE(k.required_action, ''), COALESCE(e.epss, 0), COALESCE(e.percentile, 0)`
 
 const vulnJoins = ` LEFT JOIN vuln_kev k ON k.cve_id = v.cve_id LEFT JOIN vuln_epss e ON e.cve_id = v.cve_id`
-
-func (s *Store) pageVulns(ctx context.Context, w where, order string, limit, offset int) ([]vuln.Vulnerability, int, error) {
-	var total int
-	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM vulns v WHERE `+w.String(), w.args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count vulnerabilities: %w", err)
-	}
-	if total == 0 || offset >= total {
-		return []vuln.Vulnerability{}, total, nil
-	}
-	q := `SELECT ` + vulnCols + ` FROM vulns v` + vulnJoins + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
-	vs, err := s.scanVulns(ctx, q, append(w.args, limit, offset)...)
-	return vs, total, err
-}
 
 func (s *Store) scanVulns(ctx context.Context, q string, args ...any) ([]vuln.Vulnerability, error) {
 	rows, err := s.query(ctx, q, args...)
@@ -462,25 +461,8 @@ func (s *Store) FeedExploits(ctx context.Context, f VulnFilter) ([]vuln.Exploit,
 	var w where
 	w.add(m, margs...)
 	s.exploitFilters(&w, f)
-	const exploitOrder = "x.date_added DESC, x.edb_id DESC"
-	if len(f.Terms) > 0 {
-		ids, total, err := s.pageText(ctx, "vuln_exploits x", "x.id", w, exploitOrder, f.Limit, f.Offset)
-		if err != nil || len(ids) == 0 {
-			return []vuln.Exploit{}, total, err
-		}
-		xs, err := s.scanExploits(ctx, `SELECT x.doc FROM vuln_exploits x WHERE x.id IN (`+placeholders(len(ids))+`) ORDER BY `+exploitOrder, ids...)
-		return xs, total, err
-	}
-	var total int
-	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM vuln_exploits x WHERE `+w.String(), w.args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count exploits: %w", err)
-	}
-	if total == 0 || f.Offset >= total {
-		return []vuln.Exploit{}, total, nil
-	}
-	xs, err := s.scanExploits(ctx, `SELECT x.doc FROM vuln_exploits x WHERE `+w.String()+` ORDER BY `+exploitOrder+` LIMIT ? OFFSET ?`,
-		append(w.args, f.Limit, f.Offset)...)
-	return xs, total, err
+	return pageRows(s, ctx, "vuln_exploits x", "x.id", `SELECT x.doc FROM vuln_exploits x`, w,
+		"x.date_added DESC, x.edb_id DESC", len(f.Terms) > 0, f.Limit, f.Offset, s.scanExploits)
 }
 
 func (s *Store) exploitFilters(w *where, f VulnFilter) {
@@ -543,25 +525,8 @@ func (s *Store) FeedAdvisories(ctx context.Context, f VulnFilter) ([]vuln.Adviso
 	var w where
 	w.add(m, margs...)
 	s.advisoryFilters(&w, f)
-	const advisoryOrder = "a.published DESC, a.id DESC"
-	if len(f.Terms) > 0 {
-		ids, total, err := s.pageText(ctx, "vuln_advisories a", "a.id", w, advisoryOrder, f.Limit, f.Offset)
-		if err != nil || len(ids) == 0 {
-			return []vuln.Advisory{}, total, err
-		}
-		as, err := s.scanAdvisories(ctx, `SELECT a.doc FROM vuln_advisories a WHERE a.id IN (`+placeholders(len(ids))+`) ORDER BY `+advisoryOrder, ids...)
-		return as, total, err
-	}
-	var total int
-	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM vuln_advisories a WHERE `+w.String(), w.args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count advisories: %w", err)
-	}
-	if total == 0 || f.Offset >= total {
-		return []vuln.Advisory{}, total, nil
-	}
-	as, err := s.scanAdvisories(ctx, `SELECT a.doc FROM vuln_advisories a WHERE `+w.String()+` ORDER BY `+advisoryOrder+` LIMIT ? OFFSET ?`,
-		append(w.args, f.Limit, f.Offset)...)
-	return as, total, err
+	return pageRows(s, ctx, "vuln_advisories a", "a.id", `SELECT a.doc FROM vuln_advisories a`, w,
+		"a.published DESC, a.id DESC", len(f.Terms) > 0, f.Limit, f.Offset, s.scanAdvisories)
 }
 
 func (s *Store) advisoryFilters(w *where, f VulnFilter) {
