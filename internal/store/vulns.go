@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -255,20 +256,19 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 	return st, nil
 }
 
-// firstByCVE keeps the first item of each CVE, sorted by CVE id (a fixed
-// order keeps concurrent PostgreSQL writers from deadlocking), and says how
-// many later duplicates it dropped.
-func firstByCVE[T any](items []T, cve func(T) string) ([]T, int) {
-	seen := make(map[string]bool, len(items))
+// firstBy keeps the first item of each key, sorted by key (a fixed order
+// keeps concurrent PostgreSQL writers from deadlocking), and says how many
+// later duplicates it dropped.
+func firstBy[T any, K cmp.Ordered](items []T, key func(T) K) ([]T, int) {
+	seen := make(map[K]bool, len(items))
 	batch := make([]T, 0, len(items))
 	for _, it := range items {
-		if seen[cve(it)] {
-			continue
+		if k := key(it); !seen[k] {
+			seen[k] = true
+			batch = append(batch, it)
 		}
-		seen[cve(it)] = true
-		batch = append(batch, it)
 	}
-	slices.SortFunc(batch, func(a, b T) int { return strings.Compare(cve(a), cve(b)) })
+	slices.SortFunc(batch, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
 	return batch, len(items) - len(batch)
 }
 
@@ -277,7 +277,7 @@ func firstByCVE[T any](items []T, cve func(T) string) ([]T, int) {
 // the catalog, when no NVD record is stored yet).
 func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, error) {
 	var st VulnStats
-	batch, folded := firstByCVE(es, func(e vuln.KEVEntry) string { return e.CVEID })
+	batch, folded := firstBy(es, func(e vuln.KEVEntry) string { return e.CVEID })
 	err := s.Tx(ctx, func(tx *Tx) error {
 		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
 			return err
@@ -354,7 +354,7 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 // stored one is ignored.
 func (s *Store) UpsertEPSS(ctx context.Context, es []vuln.EPSSScore) (VulnStats, error) {
 	var st VulnStats
-	batch, folded := firstByCVE(es, func(e vuln.EPSSScore) string { return e.CVEID })
+	batch, folded := firstBy(es, func(e vuln.EPSSScore) string { return e.CVEID })
 	type score struct {
 		epss, pct float64
 		date      int64
@@ -420,18 +420,8 @@ type exploitDoc struct {
 // as having a public exploit.
 func (s *Store) UpsertExploits(ctx context.Context, xs []vuln.Exploit) (VulnStats, error) {
 	var st VulnStats
-	seen := map[int]bool{}
-	batch := make([]vuln.Exploit, 0, len(xs))
-	for _, x := range xs {
-		if seen[x.EDBID] {
-			st.Unchanged++
-			continue
-		}
-		seen[x.EDBID] = true
-		batch = append(batch, x)
-	}
-	slices.SortFunc(batch, func(a, b vuln.Exploit) int { return a.EDBID - b.EDBID })
-	folded := st.Unchanged
+	batch, folded := firstBy(xs, func(x vuln.Exploit) int { return x.EDBID })
+	st.Unchanged = folded
 	type stored struct {
 		id  int64
 		doc []byte
