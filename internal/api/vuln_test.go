@@ -458,5 +458,20 @@ func TestVulnMetrics(t *testing.T) {
 				t.Errorf("/metrics lacks %q", want)
 			}
 		}
+		// The record counts are kept for a minute: a new KEV entry shows
+		// only once it has passed.
+		if _, err := e.Store.UpsertKEV(context.Background(), []vuln.KEVEntry{{CVEID: "CVE-2099-0001", VulnerabilityName: "new",
+			DateAdded: e.Clock.Now(), DueDate: e.Clock.Now()}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			advance time.Duration
+			want    string
+		}{{30 * time.Second, `periscope_vuln_records{kind="kev"} 1404`}, {31 * time.Second, `periscope_vuln_records{kind="kev"} 1405`}} {
+			e.Clock.Advance(c.advance)
+			if body := string(e.Do("GET", "/metrics", "", nil).Body); !strings.Contains(body, c.want) {
+				t.Errorf("after %v more: /metrics lacks %q", c.advance, c.want)
+			}
+		}
 	})
 }
