@@ -237,35 +237,46 @@ func (t *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return t.tx.QueryRowContext(ctx, t.d.rebind(q), args...)
 }
 
-// Migration is one embedded schema change.
+// Migration is one schema change of one engine.
 type Migration struct {
 	Version int
 	Name    string
 	SQL     string
+	// Step, when set, runs after SQL in the same transaction: a data move
+	// SQL cannot express.
+	Step func(context.Context, *Tx) error
 }
 
-// Migrations lists the embedded migrations of the store's engine, in order.
-func (s *Store) Migrations() ([]Migration, error) {
-	dir := path.Join("migrations", s.dialect.name())
-	entries, err := fs.ReadDir(migrations, dir)
+// MigrationSet is one capability's schema: files named NNNN_name.sql in the
+// directories sqlite/ and postgres/ of FS, and the Go steps of some of its
+// versions. Versions are unique across every set of the application (the
+// runner refuses a repeat) and never change once released: a database
+// records each version it has applied in schema_migrations.
+type MigrationSet struct {
+	Name  string
+	FS    fs.FS
+	Steps map[int]func(context.Context, *Tx) error
+}
+
+// coreMigrations is the schema of what every capability shares.
+func coreMigrations() MigrationSet {
+	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return nil, fmt.Errorf("read migrations: %w", err)
+		panic(err) // the embedded tree is fixed at build time
 	}
+	return MigrationSet{Name: "core", FS: sub, Steps: map[int]func(context.Context, *Tx) error{5: moveHostTerms}}
+}
+
+// Migrations lists the migrations of the core and of sets for the store's
+// engine, in version order.
+func (s *Store) Migrations(sets ...MigrationSet) ([]Migration, error) {
 	var ms []Migration
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".sql") {
-			continue
-		}
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s: name must start with a number and _", e.Name())
-		}
-		b, err := migrations.ReadFile(path.Join(dir, e.Name()))
+	for _, set := range append([]MigrationSet{coreMigrations()}, sets...) {
+		got, err := set.migrations(s.dialect.name())
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, Migration{Version: v, Name: e.Name(), SQL: string(b)})
+		ms = append(ms, got...)
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 	for i := 1; i < len(ms); i++ {
@@ -276,14 +287,39 @@ func (s *Store) Migrations() ([]Migration, error) {
 	return ms, nil
 }
 
-// Migrate applies the migrations not yet recorded in schema_migrations, each
-// in its own transaction, and returns the names it applied.
-func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+func (set MigrationSet) migrations(engine string) ([]Migration, error) {
+	entries, err := fs.ReadDir(set.FS, engine)
+	if err != nil {
+		return nil, fmt.Errorf("read %s migrations: %w", set.Name, err)
+	}
+	var ms []Migration
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s/%s: name must start with a number and _", set.Name, e.Name())
+		}
+		b, err := fs.ReadFile(set.FS, path.Join(engine, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, Migration{Version: v, Name: e.Name(), SQL: string(b), Step: set.Steps[v]})
+	}
+	return ms, nil
+}
+
+// Migrate applies the migrations of the core and of sets not yet recorded
+// in schema_migrations, each in its own transaction, and returns the names
+// it applied.
+func (s *Store) Migrate(ctx context.Context, sets ...MigrationSet) ([]string, error) {
 	if _, err := s.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
 		return nil, fmt.Errorf("create schema_migrations: %w", err)
 	}
-	ms, err := s.Migrations()
+	ms, err := s.Migrations(sets...)
 	if err != nil {
 		return nil, err
 	}
@@ -303,8 +339,8 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 			if _, err := tx.tx.ExecContext(ctx, m.SQL); err != nil {
 				return fmt.Errorf("apply migration %s: %w", m.Name, err)
 			}
-			if step := migrationSteps[m.Version]; step != nil {
-				if err := step(ctx, tx); err != nil {
+			if m.Step != nil {
+				if err := m.Step(ctx, tx); err != nil {
 					return fmt.Errorf("apply migration %s: %w", m.Name, err)
 				}
 			}
@@ -324,12 +360,6 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 }
 
 var errSkip = errors.New("skip")
-
-// migrationSteps are the migrations' steps written in Go, run after the
-// migration's SQL in its transaction: data moves SQL cannot express.
-var migrationSteps = map[int]func(context.Context, *Tx) error{
-	5: moveHostTerms,
-}
 
 // Writer locks: the capabilities whose writes read before they insert
 // (merging hosts, upserting CVEs, certificates and findings) take turns on

@@ -65,15 +65,16 @@ func DSN(t testing.TB, engine string) string {
 	return ""
 }
 
-// Open returns a migrated store on a new database of the engine.
-func Open(t testing.TB, engine string) *store.Store {
+// Open returns a store on a new database of the engine, migrated with the
+// core schema and sets.
+func Open(t testing.TB, engine string, sets ...store.MigrationSet) *store.Store {
 	t.Helper()
 	s, err := store.Open(context.Background(), DSN(t, engine))
 	if err != nil {
 		t.Fatalf("open %s store: %v", engine, err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := s.Migrate(context.Background()); err != nil {
+	if _, err := s.Migrate(context.Background(), sets...); err != nil {
 		t.Fatalf("migrate %s store: %v", engine, err)
 	}
 	return s
