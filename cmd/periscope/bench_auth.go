@@ -47,7 +47,7 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 	}
 	acfg := api.DefaultConfig()
 	acfg.RateLimit = 0 // measure the stack, not the limiter's refusals
-	srv := api.NewServer(acfg, api.Deps{Store: st, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	srv := api.NewServer(acfg, apiDeps(st, slog.New(slog.NewJSONHandler(io.Discard, nil))))
 
 	// The bare handler answers with exactly the bytes the API answers.
 	body, err := fetchOnce(srv, key)
@@ -62,7 +62,7 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 		return listenBoth(ctx, e, srv, bare, key)
 	}
 	fmt.Fprintf(e.stdout, "GET /api/v1/auth/status, %d connections, %s per target after %s warm-up, database %s (%s), GOMAXPROCS %d\n",
-		*conns, *dur, *warm, redactDSN(cfg.Database), st.Dialect(), runtime.GOMAXPROCS(0))
+		*conns, *dur, *warm, redactDSN(cfg.Database), st.Engine(), runtime.GOMAXPROCS(0))
 	fmt.Fprintf(e.stdout, "%-22s %12s %10s %10s %10s %10s\n", "target", "requests/s", "p50", "p90", "p99", "errors")
 	var results []loadResult
 	for _, t := range []struct {

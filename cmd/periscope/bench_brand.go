@@ -20,11 +20,14 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/brand"
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/ct"
 	"github.com/periscope-oss/periscope/internal/ct/cttest"
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -55,7 +58,7 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
+	if _, err := st.Migrate(ctx, schema.Sets()...); err != nil {
 		return err
 	}
 	if *cpuprofile != "" {
@@ -97,13 +100,13 @@ func benchBrandAccount(ctx context.Context, st *store.Store) (key string, o peri
 func benchListings(ctx context.Context, w io.Writer, st *store.Store, key string, o periscope.Organization, n, requests int) error {
 	start := time.Now()
 	now := st.Now().Unix()
-	batch := make([]store.Finding, 0, 5000)
+	batch := make([]brandstore.Finding, 0, 5000)
 	for i := range n {
 		kind := brand.TypoSquatting
 		if i%2 == 1 {
 			kind = brand.PotentialPhishing
 		}
-		batch = append(batch, store.Finding{
+		batch = append(batch, brandstore.Finding{
 			OrganizationID: o.ID, AccountID: o.AccountID, Kind: kind,
 			Domain: fmt.Sprintf("brand%d-%d.example", i%1000, i), BaseDomain: fmt.Sprintf("brand%d.com", i%1000),
 			Fuzzer: "replacement", Score: 20 + i%80, Reason: "generated for the benchmark",
@@ -111,25 +114,23 @@ func benchListings(ctx context.Context, w io.Writer, st *store.Store, key string
 			LastSeen: now - int64(i%365)*86400,
 		})
 		if len(batch) == cap(batch) || i == n-1 {
-			if _, err := st.UpsertFindings(ctx, batch); err != nil {
+			if _, err := brandstore.New(st).UpsertFindings(ctx, batch); err != nil {
 				return err
 			}
 			batch = batch[:0]
 		}
 	}
 	fmt.Fprintf(w, "brand listings: %d findings (half typosquatting, half phishing) of one organization stored in %s (%s)\n",
-		n, time.Since(start).Round(time.Millisecond), st.Dialect())
-	if st.Dialect() == "postgres" {
-		// The steady state autovacuum reaches: statistics and a visibility
-		// map, so counts can be index-only scans.
-		if _, err := st.DB().ExecContext(ctx, `VACUUM ANALYZE brand_findings`); err != nil {
-			return err
-		}
+		n, time.Since(start).Round(time.Millisecond), st.Engine())
+	// The steady state autovacuum reaches: statistics and a visibility
+	// map, so counts can be index-only scans (PostgreSQL; nothing on SQLite).
+	if err := st.VacuumAnalyze(ctx, "brand_findings"); err != nil {
+		return err
 	}
 
 	cfg := api.DefaultConfig()
 	cfg.RateLimit = 0
-	srv := httptest.NewServer(api.NewServer(cfg, api.Deps{Store: st}))
+	srv := httptest.NewServer(api.NewServer(cfg, apiDeps(st, nil)))
 	defer srv.Close()
 	client := &http.Client{}
 	for _, path := range []string{
@@ -204,7 +205,7 @@ func benchCTIngest(ctx context.Context, w io.Writer, st *store.Store, o periscop
 		}
 	}
 	t0 := time.Now()
-	mon := monitor.New(st, monitor.Options{})
+	mon := monitor.New(st, hoststore.New(st), brandstore.New(st), monitor.Options{})
 	if err := mon.Reconcile(ctx); err != nil {
 		return err
 	}
@@ -225,6 +226,6 @@ func benchCTIngest(ctx context.Context, w io.Writer, st *store.Store, o periscop
 		return fmt.Errorf("ct ingestion: %d entries read but no finding stored", b.sum.Read)
 	}
 	fmt.Fprintf(w, "ct ingestion: %d entries (3 SAN names each) from a local RFC 6962 log in %s: %.0f entries/s (%s; %d certificates inserted, %d names into the host index, %d matched, %d findings, %d brands monitored)\n",
-		b.sum.Read, d.Round(time.Millisecond), float64(b.sum.Read)/d.Seconds(), st.Dialect(), b.sum.Inserted, b.hosts.Inserted, b.match.Matched, b.match.Inserted, len(mon.Brands()))
+		b.sum.Read, d.Round(time.Millisecond), float64(b.sum.Read)/d.Seconds(), st.Engine(), b.sum.Inserted, b.hosts.Inserted, b.match.Matched, b.match.Inserted, len(mon.Brands()))
 	return nil
 }

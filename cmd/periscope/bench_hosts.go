@@ -153,7 +153,7 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 		*key = k
 		acfg := api.DefaultConfig()
 		acfg.RateLimit = 0
-		srv := &http.Server{Handler: api.NewServer(acfg, api.Deps{Store: st, Log: slog.New(slog.DiscardHandler)})}
+		srv := &http.Server{Handler: api.NewServer(acfg, apiDeps(st, slog.New(slog.DiscardHandler)))}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err
@@ -161,7 +161,7 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 		go srv.Serve(ln)
 		defer srv.Close()
 		base = "http://" + ln.Addr().String()
-		fmt.Fprintf(e.stdout, "database %s (%s), API served in this process\n", redactDSN(cfg.Database), st.Dialect())
+		fmt.Fprintf(e.stdout, "database %s (%s), API served in this process\n", redactDSN(cfg.Database), st.Engine())
 	} else if *key == "" {
 		return fmt.Errorf("bench search: --url needs --key")
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vulngen"
 	"github.com/periscope-oss/periscope/internal/vulningest"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // benchVuln generates feeds scaled from the real samples (vulngen),
@@ -60,7 +61,7 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "bench vuln: database %s (%s), GOMAXPROCS %d, %d CPUs\n", redactDSN(cfg.Database), st.Dialect(), runtime.GOMAXPROCS(0), runtime.NumCPU())
+	fmt.Fprintf(e.stdout, "bench vuln: database %s (%s), GOMAXPROCS %d, %d CPUs\n", redactDSN(cfg.Database), st.Engine(), runtime.GOMAXPROCS(0), runtime.NumCPU())
 	if !*skipIngest {
 		if *cpuprofile != "" {
 			f, err := os.Create(*cpuprofile)
@@ -78,7 +79,7 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	c, err := st.CountVulns(ctx)
+	c, err := vulnstore.New(st).CountVulns(ctx)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 }
 
 func benchVulnIngest(ctx context.Context, e env, st *store.Store, g *vulngen.Generator, nAdv, nExploits, kevStep, batch int) error {
-	in := &vulningest.Ingester{Store: st, BatchSize: batch}
+	in := &vulningest.Ingester{Store: vulnstore.New(st), BatchSize: batch}
 	// The OSV archive is written first (zip needs a file), outside the timing.
 	tmp, err := os.CreateTemp("", "periscope-bench-osv-*.zip")
 	if err != nil {
@@ -140,7 +141,7 @@ func benchVulnIngest(ctx context.Context, e env, st *store.Store, g *vulngen.Gen
 	}
 	fmt.Fprintf(e.stdout, "%-10s %10d %10d %10.1f %12.0f\n", "total", total.Read, total.Rejected, total.Duration.Seconds(), float64(total.Read)/total.Duration.Seconds())
 	t0 := time.Now()
-	if err := st.OptimizeVulns(ctx); err != nil {
+	if err := vulnstore.New(st).OptimizeVulns(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "optimize (as periscope ingest does after a load): %.1f s\n", time.Since(t0).Seconds())
@@ -161,7 +162,7 @@ func benchVulnQueries(ctx context.Context, e env, st *store.Store, g *vulngen.Ge
 	}
 	acfg := api.DefaultConfig()
 	acfg.RateLimit = 0
-	srv := api.NewServer(acfg, api.Deps{Store: st, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	srv := api.NewServer(acfg, apiDeps(st, slog.New(slog.NewJSONHandler(io.Discard, nil))))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

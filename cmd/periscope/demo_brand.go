@@ -9,13 +9,14 @@ import (
 	"path"
 	"strings"
 
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/scan"
-	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/zone"
 )
 
@@ -33,7 +34,7 @@ var brandDemoDomains = []string{"github.com", "digicert.com", "letsencrypt.org"}
 // typosquats and phishing candidates. Loading again changes nothing.
 func loadBrandDemo(ctx context.Context, svc *services, accounts demoAccounts) error {
 	ent := accounts["enterprise"]
-	mon := svc.deps.Brand
+	mon := svc.monitor
 	if ent.OrgID == "" || mon == nil {
 		return nil
 	}
@@ -54,7 +55,7 @@ func loadBrandDemo(ctx context.Context, svc *services, accounts demoAccounts) er
 	// Certificates first: a name on an organization's own certificate is
 	// never its finding, and that rule applies to names matched after the
 	// certificate is known.
-	var certs []store.SeenCert
+	var certs []brandstore.SeenCert
 	for _, e := range entries {
 		name := path.Join(dir, e.Name())
 		if !strings.HasSuffix(name, ".pem") {
@@ -65,7 +66,7 @@ func loadBrandDemo(ctx context.Context, svc *services, accounts demoAccounts) er
 			return err
 		}
 		if err := cert.Decode(bytes.NewReader(b), name, func(c cert.Certificate) error {
-			certs = append(certs, store.SeenCert{Cert: c, Source: "demo"})
+			certs = append(certs, brandstore.SeenCert{Cert: c, Source: "demo"})
 			return nil
 		}, func(cert.Reject) {}); err != nil {
 			return fmt.Errorf("brand demo: %s: %w", name, err)
@@ -82,7 +83,7 @@ func loadBrandDemo(ctx context.Context, svc *services, accounts demoAccounts) er
 		}
 		switch {
 		case strings.HasSuffix(name, ".ndjson"):
-			in := &hostingest.Ingester{Store: svc.store, Observe: func(ctx context.Context, names []string) error {
+			in := &hostingest.Ingester{Store: hoststore.New(svc.store), Observe: func(ctx context.Context, names []string) error {
 				_, err := mon.ObserveNames(ctx, names)
 				return err
 			}}

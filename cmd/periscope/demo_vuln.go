@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/periscope-oss/periscope/internal/vulningest"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // loadVulnDemo loads the bundled real feed samples (vuln.Samples):
@@ -13,12 +14,12 @@ import (
 // real, so most are older than the feed's 7-day window: look them up
 // with keywords=CVE-… or the searches.
 func loadVulnDemo(ctx context.Context, svc *services) error {
-	in := &vulningest.Ingester{Store: svc.store}
+	in := &vulningest.Ingester{Store: vulnstore.New(svc.store)}
 	sums, err := in.IngestSamples(ctx)
 	if err != nil {
 		return fmt.Errorf("load vulnerability samples: %w", err)
 	}
-	if err := svc.store.OptimizeVulns(ctx); err != nil {
+	if err := vulnstore.New(svc.store).OptimizeVulns(ctx); err != nil {
 		return err
 	}
 	for _, k := range vulningest.Kinds {

@@ -10,6 +10,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/asset"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/scan"
 )
 
@@ -53,7 +54,7 @@ func cmdExport(ctx context.Context, e env, args []string) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	enc := scan.NewEncoder(bw)
 	n := 0
-	err = st.EachHost(ctx, *domain, func(h host.Host) error {
+	err = hoststore.New(st).EachHost(ctx, *domain, func(h host.Host) error {
 		n++
 		return enc.Encode(h)
 	})

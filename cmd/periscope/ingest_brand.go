@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/brand"
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/ct"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/zone"
@@ -90,7 +92,7 @@ func newMonitor(c *brandConfig, st *store.Store, log *slog.Logger) (*monitor.Mon
 	if err != nil {
 		return nil, err
 	}
-	return monitor.New(st, monitor.Options{Brand: o, Poll: c.Poll, Log: log}), nil
+	return monitor.New(st, hoststore.New(st), brandstore.New(st), monitor.Options{Brand: o, Poll: c.Poll, Log: log}), nil
 }
 
 // brandConfigFromEnv is the configuration of `ingest`, which takes the
@@ -115,10 +117,10 @@ type brandRun struct {
 	prog    *progress
 	start   time.Time
 	sum     hostingest.Summary // certificates (names for zone and domain-only streams)
-	hosts   store.HostStats
+	hosts   hoststore.HostStats
 	links   int
 	match   monitor.Result
-	certs   []store.SeenCert
+	certs   []brandstore.SeenCert
 	names   []monitor.Observation
 	hostObs []host.Host // names of domains-only certstream messages
 	skips   []string    // text skipped between certificates, with where and why
@@ -171,7 +173,7 @@ func (b *brandRun) reject(reason string) {
 	}
 }
 
-func (b *brandRun) addCert(ctx context.Context, c store.SeenCert) error {
+func (b *brandRun) addCert(ctx context.Context, c brandstore.SeenCert) error {
 	b.sum.Read++
 	b.certs = append(b.certs, c)
 	if len(b.certs) >= brandBatch {
@@ -205,7 +207,7 @@ func (b *brandRun) flush(ctx context.Context) error {
 		b.match.Add(res.Match)
 	}
 	if len(b.hostObs) > 0 {
-		st, err := b.st.UpsertHosts(ctx, b.hostObs)
+		st, err := hoststore.New(b.st).UpsertHosts(ctx, b.hostObs)
 		if err != nil {
 			return err
 		}
@@ -272,7 +274,7 @@ func ingestCertFiles(ctx context.Context, b *brandRun, src string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return b.addCert(ctx, store.SeenCert{Cert: c, Source: src})
+		return b.addCert(ctx, brandstore.SeenCert{Cert: c, Source: src})
 	}
 	fi, err := os.Stat(src)
 	if err != nil {
@@ -305,7 +307,7 @@ func ingestCertstream(ctx context.Context, b *brandRun, src string) error {
 			seen = 0
 		}
 		if u.Cert != nil {
-			return b.addCert(ctx, store.SeenCert{Cert: *u.Cert, Seen: seen, Source: u.SourceName})
+			return b.addCert(ctx, brandstore.SeenCert{Cert: *u.Cert, Seen: seen, Source: u.SourceName})
 		}
 		// A domains-only message: no certificate to store, but its names
 		// enter the host index and are matched.
@@ -357,12 +359,12 @@ func ingestCTLog(ctx context.Context, b *brandRun, src string) error {
 // was not stored.
 func followCT(ctx context.Context, b *brandRun, f *ct.Follower) error {
 	cp := checkpointFuncs{
-		load: func(log string) (int64, error) { return b.st.CTCheckpoint(ctx, log) },
+		load: func(log string) (int64, error) { return brandstore.New(b.st).CTCheckpoint(ctx, log) },
 		save: func(log string, next int64) error {
 			if err := b.flush(ctx); err != nil {
 				return err
 			}
-			return b.st.SaveCTCheckpoint(ctx, log, next)
+			return brandstore.New(b.st).SaveCTCheckpoint(ctx, log, next)
 		},
 	}
 	err := f.Run(ctx, cp, func(e ct.Entry) error {
@@ -370,7 +372,7 @@ func followCT(ctx context.Context, b *brandRun, f *ct.Follower) error {
 			b.reject(fmt.Sprintf("%s: entry %d: %v", f.Client.URL(), e.Index, e.Err))
 			return nil
 		}
-		return b.addCert(ctx, store.SeenCert{Cert: e.Cert, Seen: e.Timestamp.Unix(), Source: f.Client.URL()})
+		return b.addCert(ctx, brandstore.SeenCert{Cert: e.Cert, Seen: e.Timestamp.Unix(), Source: f.Client.URL()})
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("ct %s: %w", f.Client.URL(), err)

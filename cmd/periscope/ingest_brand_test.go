@@ -10,8 +10,11 @@ import (
 	"testing"
 
 	"github.com/periscope-oss/periscope/internal/brand"
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/ct/cttest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -44,7 +47,7 @@ func monitoredStore(t *testing.T, dsn string, domains ...string) (*store.Store, 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
+	if _, err := st.Migrate(ctx, schema.Sets()...); err != nil {
 		t.Fatal(err)
 	}
 	a := periscope.Account{Company: "Brand Co", Enterprise: true}
@@ -110,11 +113,11 @@ func TestIngestCTLog(t *testing.T) {
 			if !strings.Contains(out, "entry 2:") || !strings.Contains(out, "1 new certificate links") {
 				t.Errorf("summary:\n%s", out)
 			}
-			certs, n, err := st.OrgCertificates(context.Background(), store.ListQuery{AccountID: acct.ID, Limit: 10})
+			certs, n, err := brandstore.New(st).OrgCertificates(context.Background(), brandstore.ListQuery{AccountID: acct.ID, Limit: 10})
 			if err != nil || n != 1 || certs[0].Domain != "letsencrypt.org" {
 				t.Errorf("linked certificates %d %+v %v", n, certs, err)
 			}
-			if _, err := st.Host(context.Background(), "www.digicert.com"); err != nil {
+			if _, err := hoststore.New(st).Host(context.Background(), "www.digicert.com"); err != nil {
 				t.Errorf("SAN name not in the host index: %v", err)
 			}
 
@@ -131,7 +134,7 @@ func TestIngestCTLog(t *testing.T) {
 			}
 
 			// The checkpoint is past every entry, the undecodable one included.
-			if next, _ := st.CTCheckpoint(context.Background(), log.URL()); next != 5 {
+			if next, _ := brandstore.New(st).CTCheckpoint(context.Background(), log.URL()); next != 5 {
 				t.Errorf("checkpoint %d, want 5", next)
 			}
 		})
@@ -157,7 +160,7 @@ func TestIngestCertsZoneCertstream(t *testing.T) {
 			if got := summary(t, out); got != "2 1 0 0 1" || !strings.Contains(out, "skipped") || !strings.Contains(out, "malformed certificate") {
 				t.Errorf("certs: %s\n%s", got, out)
 			}
-			if _, n, _ := st.OrgCertificates(context.Background(), store.ListQuery{AccountID: acct.ID, Limit: 10}); n != 1 {
+			if _, n, _ := brandstore.New(st).OrgCertificates(context.Background(), brandstore.ListQuery{AccountID: acct.ID, Limit: 10}); n != 1 {
 				t.Errorf("*.google.com certificate not linked: %d", n)
 			}
 
@@ -174,8 +177,8 @@ func TestIngestCertsZoneCertstream(t *testing.T) {
 			if !strings.Contains(out, "$INCLUDE is not supported") || !strings.Contains(out, "2 names matched, 2 new findings") {
 				t.Errorf("zone:\n%s", out)
 			}
-			typos, _, _ := st.Findings(context.Background(), store.ListQuery{AccountID: acct.ID, Kind: brand.TypoSquatting, Limit: 10})
-			phish, _, _ := st.Findings(context.Background(), store.ListQuery{AccountID: acct.ID, Kind: brand.PotentialPhishing, Limit: 10})
+			typos, _, _ := brandstore.New(st).Findings(context.Background(), brandstore.ListQuery{AccountID: acct.ID, Kind: brand.TypoSquatting, Limit: 10})
+			phish, _, _ := brandstore.New(st).Findings(context.Background(), brandstore.ListQuery{AccountID: acct.ID, Kind: brand.PotentialPhishing, Limit: 10})
 			// The other names of google.com's own certificate (google.ca,
 			// google.co.uk, ...) are not reported as phishing.
 			if len(typos) != 1 || typos[0].Domain != "gooogle.com" || len(phish) != 1 || phish[0].Domain != "github-login.com" ||
@@ -190,7 +193,7 @@ func TestIngestCertsZoneCertstream(t *testing.T) {
 			if !strings.Contains(out, "bad JSON") || !strings.Contains(out, `unknown message_type "something_else"`) {
 				t.Errorf("certstream:\n%s", out)
 			}
-			if _, err := st.Host(context.Background(), "b.example.net"); err != nil {
+			if _, err := hoststore.New(st).Host(context.Background(), "b.example.net"); err != nil {
 				t.Errorf("certstream names not in the host index: %v", err)
 			}
 
@@ -250,7 +253,7 @@ func TestIngestHostsFeedsTheMonitor(t *testing.T) {
 					t.Fatalf("ingest hosts: %v\n%s\n%s", err, out, stderr)
 				}
 			}
-			fs, _, err := st.Findings(context.Background(), store.ListQuery{AccountID: acct.ID, Kind: brand.PotentialPhishing, Limit: 10})
+			fs, _, err := brandstore.New(st).Findings(context.Background(), brandstore.ListQuery{AccountID: acct.ID, Kind: brand.PotentialPhishing, Limit: 10})
 			if err != nil || len(fs) != 1 {
 				t.Fatalf("findings %+v %v", fs, err)
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/scan"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -30,7 +31,7 @@ func newHostIngester(cfg *config.Config, st *store.Store) (*hostingest.Ingester,
 	if err != nil {
 		return nil, err
 	}
-	return &hostingest.Ingester{Store: st, Enricher: e}, nil
+	return &hostingest.Ingester{Store: hoststore.New(st), Enricher: e}, nil
 }
 
 // bulkGCPercent is the Go collector's target during a host ingest (the

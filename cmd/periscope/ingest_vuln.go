@@ -12,6 +12,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
 	"github.com/periscope-oss/periscope/internal/vulningest"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // addVulnIngesters registers the vulnerability-intelligence kinds (API.md §5).
@@ -23,7 +24,7 @@ func addVulnIngesters(m map[string]ingester) {
 
 func ingestVulnAs(kind string) ingester {
 	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
-		in := &vulningest.Ingester{Store: st}
+		in := &vulningest.Ingester{Store: vulnstore.New(st)}
 		var files []string
 		for _, src := range sources {
 			if kind == vulningest.OSV || isURL(src) {
@@ -42,7 +43,7 @@ func ingestVulnAs(kind string) ingester {
 		})
 		printVulnSummary(e.stdout, kind, n, total)
 		if total.Inserted+total.Updated > 0 {
-			if err := st.OptimizeVulns(ctx); err != nil && firstErr == nil {
+			if err := vulnstore.New(st).OptimizeVulns(ctx); err != nil && firstErr == nil {
 				firstErr = err
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -33,6 +34,7 @@ type services struct {
 	hosts   *hostingest.Ingester // the host ingest path, with its enricher
 	closers []func() error       // run when serve returns
 	brand   *brandConfig
+	monitor *monitor.Monitor // the running brand monitor (setupBrand)
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -61,7 +63,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	}
 	defer st.Close()
 
-	deps := api.Deps{Store: st, Log: log}
+	deps := apiDeps(st, log)
 	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg}
 	defer func() {
 		for _, c := range svc.closers {
@@ -94,7 +96,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), redactDSN(cfg.Database), st.Dialect())
+	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), redactDSN(cfg.Database), st.Engine())
 
 	wctx, stopWorkers := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -20,7 +20,7 @@ func setupBrand(svc *services) error {
 	if err != nil {
 		return fmt.Errorf("brand protection: %w", err)
 	}
-	svc.deps.Brand = mon
+	svc.monitor, svc.deps.Brand = mon, mon
 	svc.deps.AssetsChanged = mon.Notify
 	if svc.hosts != nil {
 		// Hosts stored by serve (the demo) are matched like ingested ones.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/vuln"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/vulnsync"
 )
 
@@ -20,7 +21,7 @@ func setupVulnSync(ctx context.Context, svc *services) error {
 	}
 	v := cfg.VulnSync
 	sy := &vulnsync.Syncer{
-		Store:    svc.store,
+		Store:    vulnstore.New(svc.store),
 		Interval: cfg.SyncInterval,
 		Log:      svc.log,
 		Fetcher: &vuln.Fetcher{Client: &http.Client{Timeout: 30 * time.Minute}, UserAgent: "periscope/" + version,

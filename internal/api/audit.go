@@ -34,7 +34,7 @@ func (s *Server) audit(r *http.Request, p *periscope.Principal, status, charged 
 		Endpoint: strings.TrimPrefix(r.URL.Path, "/api/v1"), StatusCode: status, CreditsCharged: charged,
 		QueryTags: tags, Request: req}
 	// The trail is written even when the client has gone.
-	if err := s.store.AddAudit(context.WithoutCancel(r.Context()), e); err != nil {
+	if err := s.accounts.AddAudit(context.WithoutCancel(r.Context()), e); err != nil {
 		s.log.Error("audit record lost", "request_id", requestID(r.Context()), "account", p.Account.ID, "err", err)
 	}
 }
@@ -100,7 +100,7 @@ func (s *Server) handleAuditLogs(w http.ResponseWriter, r *http.Request) error {
 	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
 		return periscope.Errorf(periscope.EInvalid, "start_date must not be after end_date.")
 	}
-	logs, total, err := s.store.AuditLogs(r.Context(), f)
+	logs, total, err := s.accounts.AuditLogs(r.Context(), f)
 	if err != nil {
 		return err
 	}

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/brand"
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
-	"github.com/periscope-oss/periscope/internal/store"
 	"golang.org/x/net/idna"
 )
 
@@ -71,7 +71,7 @@ type findingJSON struct {
 
 // toFindingJSON shapes a finding; orgID is shown only when the caller owns
 // the organization. Findings listed with their stored JSON pass it through.
-func toFindingJSON(f store.Finding, accountID string) findingJSON {
+func toFindingJSON(f brandstore.Finding, accountID string) findingJSON {
 	out := findingJSON{Domain: f.Domain, BaseDomain: f.BaseDomain, Type: f.Kind, DNS: f.RawDNS, DNSHistory: f.RawDNSHistory,
 		LastSeen: f.LastSeen, DateAdded: f.DateAdded, Fuzzer: f.Fuzzer, Score: f.Score, Reason: f.Reason}
 	if f.AccountID == accountID {
@@ -129,7 +129,7 @@ func dn(cn, org string) string {
 	return strings.Join(parts, ", ")
 }
 
-func toCertificateJSON(c store.OrgCertificate) certificateJSON {
+func toCertificateJSON(c brandstore.OrgCertificate) certificateJSON {
 	out := certificateJSON{
 		ID: c.SHA256, DomainName: c.Domain, DateAdded: isoTime(c.DateAdded), LastSeen: isoTime(c.LinkLastSeen),
 		Type: "Certificate", OrganizationID: c.OrganizationID,
@@ -175,8 +175,8 @@ func listingDate(name, v string, end bool) (int64, error) {
 }
 
 // listingQuery reads q, page, per_page, from and to.
-func listingQuery(r *http.Request, defaultSize int) (store.ListQuery, int, error) {
-	var q store.ListQuery
+func listingQuery(r *http.Request, defaultSize int) (brandstore.ListQuery, int, error) {
+	var q brandstore.ListQuery
 	qs := r.URL.Query()
 	q.Q = strings.TrimSpace(qs.Get("q"))
 	if err := checkText("q", q.Q, 253); err != nil {
@@ -210,7 +210,7 @@ func listingQuery(r *http.Request, defaultSize int) (store.ListQuery, int, error
 	return q, page, nil
 }
 
-func newListing[T any](r *http.Request, q store.ListQuery, page, all, total int, items []T) listingResponse[T] {
+func newListing[T any](r *http.Request, q brandstore.ListQuery, page, all, total int, items []T) listingResponse[T] {
 	return listingResponse[T]{
 		Status: http.StatusOK, Query: strings.TrimSpace(r.URL.Query().Get("q")), Page: page, TotalResults: all, TotalQueryResults: total,
 		Results: listingResults[T]{Items: items, Total: total, Page: page, PerPage: q.Limit, Pages: (total + q.Limit - 1) / q.Limit},
@@ -219,7 +219,7 @@ func newListing[T any](r *http.Request, q store.ListQuery, page, all, total int,
 
 // filtered reports whether q narrows the listing (so the unfiltered total
 // needs its own count).
-func filtered(q store.ListQuery) bool { return q.Q != "" || q.From > 0 || q.To > 0 }
+func filtered(q brandstore.ListQuery) bool { return q.Q != "" || q.From > 0 || q.To > 0 }
 
 // findingsListing answers GET /enterprise/darkweb/potential-phishing and
 // /enterprise/darkweb/typosquatting: the caller's organizations' findings,
@@ -231,13 +231,13 @@ func (s *Server) findingsListing(kind string, pageSize int) handlerFunc {
 			return err
 		}
 		q.Kind, q.RawJSON = kind, true
-		fs, total, err := s.store.Findings(r.Context(), q)
+		fs, total, err := s.listings.Findings(r.Context(), q)
 		if err != nil {
 			return err
 		}
 		all := total
 		if filtered(q) {
-			if _, all, err = s.store.Findings(r.Context(), store.ListQuery{AccountID: q.AccountID, Kind: kind}); err != nil {
+			if _, all, err = s.listings.Findings(r.Context(), brandstore.ListQuery{AccountID: q.AccountID, Kind: kind}); err != nil {
 				return err
 			}
 		}
@@ -257,13 +257,13 @@ func (s *Server) handleCertificates(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	cs, total, err := s.store.OrgCertificates(r.Context(), q)
+	cs, total, err := s.listings.OrgCertificates(r.Context(), q)
 	if err != nil {
 		return err
 	}
 	all := total
 	if filtered(q) {
-		if _, all, err = s.store.OrgCertificates(r.Context(), store.ListQuery{AccountID: q.AccountID}); err != nil {
+		if _, all, err = s.listings.OrgCertificates(r.Context(), brandstore.ListQuery{AccountID: q.AccountID}); err != nil {
 			return err
 		}
 	}

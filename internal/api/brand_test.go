@@ -15,11 +15,11 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/api/apitest"
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
-	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // brandEnv runs the API with a brand monitor that reconciles synchronously
@@ -27,8 +27,7 @@ import (
 func brandEnv(t *testing.T, fn func(t *testing.T, e *apitest.Env, m *monitor.Monitor)) {
 	var m *monitor.Monitor
 	eachWith(t, apitest.Options{Deps: func(d *api.Deps) {
-		m = monitor.New(d.Store, monitor.Options{})
-		d.Brand = m
+		m = d.Brand.(*monitor.Monitor) // apitest's, on the test's database
 		d.AssetsChanged = func() {
 			if err := m.Reconcile(context.Background()); err != nil {
 				t.Errorf("reconcile: %v", err)
@@ -91,7 +90,7 @@ func TestBrandListings(t *testing.T) {
 	brandEnv(t, func(t *testing.T, e *apitest.Env, m *monitor.Monitor) {
 		ctx := context.Background()
 		// Observed before the domain is monitored: found by the backfill.
-		if _, err := e.Store.UpsertHosts(ctx, []host.Host{
+		if _, err := e.Hosts.UpsertHosts(ctx, []host.Host{
 			{Host: "paypal-login.com", DNS: host.DNS{A: []string{"203.0.113.7"}}},
 			{Host: "paypall.com"}, {Host: "paypa1.com"}, {Host: "paypai.com"},
 		}); err != nil {
@@ -109,7 +108,7 @@ func TestBrandListings(t *testing.T) {
 		// Arriving afterwards: matched as it comes in.
 		c := selfSigned(t, "www.paypal.com", "paypal.com")
 		phishing := selfSigned(t, "paypal.secure-account.xyz")
-		if _, err := m.IngestCerts(ctx, []store.SeenCert{{Cert: c}, {Cert: phishing}}); err != nil {
+		if _, err := m.IngestCerts(ctx, []brandstore.SeenCert{{Cert: c}, {Cert: phishing}}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -201,7 +200,7 @@ func TestBrandListings(t *testing.T) {
 		}
 
 		// A Unicode filter finds the punycode name.
-		if _, err := e.Store.UpsertFindings(ctx, []store.Finding{{OrganizationID: org.ID, AccountID: acct.ID, Kind: "PotentialPhishing",
+		if _, err := e.Brand.UpsertFindings(ctx, []brandstore.Finding{{OrganizationID: org.ID, AccountID: acct.ID, Kind: "PotentialPhishing",
 			Domain: "xn--paypal-bcher-klb.com", BaseDomain: "paypal.com", Score: 50, Reason: "test"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +232,7 @@ func TestBrandListings(t *testing.T) {
 func TestBrandOEMSearch(t *testing.T) {
 	brandEnv(t, func(t *testing.T, e *apitest.Env, m *monitor.Monitor) {
 		ctx := context.Background()
-		if _, err := e.Store.UpsertHosts(ctx, []host.Host{
+		if _, err := e.Hosts.UpsertHosts(ctx, []host.Host{
 			{Host: "githuh.com", DNS: host.DNS{A: []string{"203.0.113.9"}}},
 			{Host: "github-login.xyz"}, {Host: "paypal-login.com"}, {Host: "paypall.com"},
 		}); err != nil {

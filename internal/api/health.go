@@ -21,7 +21,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	checks := map[string]string{}
-	if err := s.store.Ping(ctx); err != nil {
+	if err := s.accounts.Ping(ctx); err != nil {
 		s.logWarn(r, "readiness: store", err.Error())
 		return periscope.Errorf(periscope.EUnavailable, "The database is unreachable.")
 	}
@@ -31,6 +31,6 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 			return &periscope.Error{Code: periscope.EUnavailable, Message: "Not ready: " + periscope.ErrorMessage(err), Err: err}
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks, "engine": s.store.Dialect()})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks, "engine": s.accounts.Engine()})
 	return nil
 }

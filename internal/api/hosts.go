@@ -10,8 +10,8 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/asset"
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
-	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // filterKind is the JSON type a global-search filter takes.
@@ -35,54 +35,54 @@ type searchFilter struct {
 // index field.
 var searchFilters = map[string]searchFilter{
 	"country":                   {filterString, ""}, // a code or an English name
-	"country_code":              {filterString, store.TermCountry},
-	"product":                   {filterString, store.TermProduct},
-	"organization":              {filterString, store.TermOrg},
-	"asn":                       {filterInt, store.TermASN},
-	"port":                      {filterInt, store.TermPort},
-	"tag":                       {filterString, store.TermTag},
-	"tags":                      {filterString, store.TermTag},
-	"tech":                      {filterString, store.TermTech},
-	"technology":                {filterString, store.TermTech},
-	"cloud_provider":            {filterString, store.TermCloud},
-	"cloud_region":              {filterString, store.TermRegion},
-	"cdn":                       {filterString, store.TermCDN},
+	"country_code":              {filterString, hoststore.TermCountry},
+	"product":                   {filterString, hoststore.TermProduct},
+	"organization":              {filterString, hoststore.TermOrg},
+	"asn":                       {filterInt, hoststore.TermASN},
+	"port":                      {filterInt, hoststore.TermPort},
+	"tag":                       {filterString, hoststore.TermTag},
+	"tags":                      {filterString, hoststore.TermTag},
+	"tech":                      {filterString, hoststore.TermTech},
+	"technology":                {filterString, hoststore.TermTech},
+	"cloud_provider":            {filterString, hoststore.TermCloud},
+	"cloud_region":              {filterString, hoststore.TermRegion},
+	"cdn":                       {filterString, hoststore.TermCDN},
 	"domain":                    {filterString, ""},
 	"host":                      {filterString, ""},
 	"subdomain":                 {filterString, ""},
-	"tld":                       {filterString, store.TermTLD},
+	"tld":                       {filterString, hoststore.TermTLD},
 	"ip":                        {filterString, ""},
 	"ip_address":                {filterString, ""},
-	"service":                   {filterString, store.TermService},
-	"city":                      {filterString, store.TermCity},
-	"city_name":                 {filterString, store.TermCity},
+	"service":                   {filterString, hoststore.TermService},
+	"city":                      {filterString, hoststore.TermCity},
+	"city_name":                 {filterString, hoststore.TermCity},
 	"http_title":                {filterString, ""},
-	"http_status_code":          {filterInt, store.TermStatus},
+	"http_status_code":          {filterInt, hoststore.TermStatus},
 	"http_favicon_hash":         {filterString, ""},
 	"dns_a":                     {filterString, ""},
 	"dns_aaaa":                  {filterString, ""},
-	"dns_cname":                 {filterString, store.TermDNSCNAME},
-	"dns_mx":                    {filterString, store.TermDNSMX},
-	"dns_txt":                   {filterString, store.TermDNSTXT},
-	"dns_ptr":                   {filterString, store.TermDNSPTR},
-	"dns_ns":                    {filterString, store.TermDNSNS},
-	"is_cloud":                  {filterBool, string(store.FlagCloud)},
-	"is_live":                   {filterBool, string(store.FlagLive)},
-	"is_resolvable":             {filterBool, string(store.FlagResolvable)},
-	"is_cdn":                    {filterBool, string(store.FlagCDN)},
-	"is_cloudflare":             {filterBool, string(store.FlagCloudflare)},
-	"has_ipv6":                  {filterBool, string(store.FlagIPv6)},
-	"has_private_ip":            {filterBool, string(store.FlagPrivateIP)},
-	"cert_issuer_common_name":   {filterString, store.TermCertIssuerCN},
-	"cert_issuer_organization":  {filterString, store.TermCertIssuerOrg},
-	"cert_subject_common_name":  {filterString, store.TermCertSubjectCN},
-	"cert_subject_organization": {filterString, store.TermCertSubjectOrg},
-	"cert_sha256_fingerprint":   {filterString, store.TermCertSHA256},
-	"cert_sha1_fingerprint":     {filterString, store.TermCertSHA1},
-	"cert_md5_fingerprint":      {filterString, store.TermCertMD5},
-	"cert_serial_number":        {filterString, store.TermCertSerial},
-	"cert_dns_names":            {filterString, store.TermCertDNSName},
-	"cert_dns_name":             {filterString, store.TermCertDNSName},
+	"dns_cname":                 {filterString, hoststore.TermDNSCNAME},
+	"dns_mx":                    {filterString, hoststore.TermDNSMX},
+	"dns_txt":                   {filterString, hoststore.TermDNSTXT},
+	"dns_ptr":                   {filterString, hoststore.TermDNSPTR},
+	"dns_ns":                    {filterString, hoststore.TermDNSNS},
+	"is_cloud":                  {filterBool, string(hoststore.FlagCloud)},
+	"is_live":                   {filterBool, string(hoststore.FlagLive)},
+	"is_resolvable":             {filterBool, string(hoststore.FlagResolvable)},
+	"is_cdn":                    {filterBool, string(hoststore.FlagCDN)},
+	"is_cloudflare":             {filterBool, string(hoststore.FlagCloudflare)},
+	"has_ipv6":                  {filterBool, string(hoststore.FlagIPv6)},
+	"has_private_ip":            {filterBool, string(hoststore.FlagPrivateIP)},
+	"cert_issuer_common_name":   {filterString, hoststore.TermCertIssuerCN},
+	"cert_issuer_organization":  {filterString, hoststore.TermCertIssuerOrg},
+	"cert_subject_common_name":  {filterString, hoststore.TermCertSubjectCN},
+	"cert_subject_organization": {filterString, hoststore.TermCertSubjectOrg},
+	"cert_sha256_fingerprint":   {filterString, hoststore.TermCertSHA256},
+	"cert_sha1_fingerprint":     {filterString, hoststore.TermCertSHA1},
+	"cert_md5_fingerprint":      {filterString, hoststore.TermCertMD5},
+	"cert_serial_number":        {filterString, hoststore.TermCertSerial},
+	"cert_dns_names":            {filterString, hoststore.TermCertDNSName},
+	"cert_dns_name":             {filterString, hoststore.TermCertDNSName},
 }
 
 // Global search bounds (API.md §4.4).
@@ -100,7 +100,7 @@ type globalSearchResponse struct {
 	TotalPages        int                        `json:"total_pages"`
 	Page              int                        `json:"page"`
 	PageSize          int                        `json:"page_size"`
-	// TotalIsExact is false when the count stopped at store.CountCap
+	// TotalIsExact is false when the count stopped at hoststore.CountCap
 	// (only queries testing host rows over many hosts do).
 	TotalIsExact bool `json:"total_is_exact"`
 }
@@ -142,7 +142,7 @@ func (s *Server) handleGlobalSearch(w http.ResponseWriter, r *http.Request) erro
 		return periscope.Errorf(periscope.EInvalid, "page is too large (got %d).", page)
 	}
 	q.Limit, q.Offset = size, (page-1)*size
-	res, err := s.store.SearchHosts(r.Context(), q)
+	res, err := s.hosts.SearchHosts(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -166,8 +166,8 @@ func intParam(name string, raw json.RawMessage, dst *int) error {
 // hostQuery turns global-search filters into a store query: unknown names
 // and wrong types are errors naming the filter, and at least one filter is
 // required.
-func hostQuery(filters map[string]json.RawMessage) (store.HostQuery, error) {
-	var q store.HostQuery
+func hostQuery(filters map[string]json.RawMessage) (hoststore.HostQuery, error) {
+	var q hoststore.HostQuery
 	names := make([]string, 0, len(filters))
 	for k := range filters {
 		names = append(names, k)
@@ -194,9 +194,9 @@ func hostQuery(filters map[string]json.RawMessage) (store.HostQuery, error) {
 				return q, periscope.Errorf(periscope.EInvalid, "%s must be true or false.", name)
 			}
 			if q.Flags == nil {
-				q.Flags = map[store.HostFlag]bool{}
+				q.Flags = map[hoststore.HostFlag]bool{}
 			}
-			q.Flags[store.HostFlag(f.term)] = b
+			q.Flags[hoststore.HostFlag(f.term)] = b
 			continue
 		case filterInt:
 			vals, err := intValues(name, raw)
@@ -204,7 +204,7 @@ func hostQuery(filters map[string]json.RawMessage) (store.HostQuery, error) {
 				return q, err
 			}
 			for _, v := range vals {
-				q.Terms = append(q.Terms, store.Term(f.term, v))
+				q.Terms = append(q.Terms, hoststore.Term(f.term, v))
 			}
 			continue
 		}
@@ -224,13 +224,13 @@ func hostQuery(filters map[string]json.RawMessage) (store.HostQuery, error) {
 	return q, nil
 }
 
-func addStringFilter(q *store.HostQuery, name, term, v string) error {
+func addStringFilter(q *hoststore.HostQuery, name, term, v string) error {
 	switch name {
 	case "country":
 		if len(v) == 2 {
-			term = store.TermCountry
+			term = hoststore.TermCountry
 		} else {
-			term = store.TermCountryName
+			term = hoststore.TermCountryName
 		}
 	case "domain":
 		n, err := host.Normalize(v)
@@ -241,7 +241,7 @@ func addStringFilter(q *store.HostQuery, name, term, v string) error {
 			q.Under = n.Host // a name below a registrable domain
 			return nil
 		}
-		v, term = n.Domain, store.TermDomain
+		v, term = n.Domain, hoststore.TermDomain
 	case "host", "subdomain":
 		n, err := host.Normalize(v)
 		if err != nil {
@@ -258,14 +258,14 @@ func addStringFilter(q *store.HostQuery, name, term, v string) error {
 		if err != nil {
 			return periscope.Errorf(periscope.EInvalid, "%s must be an IP address (got %q).", name, periscope.Clip(v, 64))
 		}
-		v, term = a.Unmap().String(), store.TermIP
+		v, term = a.Unmap().String(), hoststore.TermIP
 	case "http_title":
 		q.TitleContains = v
 		return nil
 	case "http_favicon_hash":
 		return periscope.Errorf(periscope.EInvalid, "http_favicon_hash is not indexed: none of the supported inputs carries favicon hashes.")
 	}
-	q.Terms = append(q.Terms, store.Term(term, v))
+	q.Terms = append(q.Terms, hoststore.Term(term, v))
 	return nil
 }
 
@@ -368,7 +368,7 @@ func (s *Server) handleSubdomains(w http.ResponseWriter, r *http.Request) error 
 	}
 	acct := principalOf(r).Account
 	limit := max(acct.MaxResultsPerRequest, 1)
-	names, total, err := s.store.Subdomains(r.Context(), domain, resolvable, limit, subdomainCountCap)
+	names, total, err := s.hosts.Subdomains(r.Context(), domain, resolvable, limit, subdomainCountCap)
 	if err != nil {
 		return err
 	}
@@ -382,7 +382,7 @@ func (s *Server) handleSubdomains(w http.ResponseWriter, r *http.Request) error 
 
 func (s *Server) domainMetadata(r *http.Request, domain string, total, returned int) (subdomainsMetadata, error) {
 	acct := principalOf(r).Account
-	last, err := s.store.LastSeenUnder(r.Context(), domain)
+	last, err := s.hosts.LastSeenUnder(r.Context(), domain)
 	if err != nil {
 		return subdomainsMetadata{}, err
 	}
@@ -438,15 +438,15 @@ func (s *Server) handleDomainDetails(w http.ResponseWriter, r *http.Request) err
 // account's max_results_per_request) and the metadata of the listing.
 func (s *Server) domainHosts(r *http.Request, domain string, resolvable bool, page, limit int) ([]host.Host, subdomainsMetadata, error) {
 	size := min(limit, max(principalOf(r).Account.MaxResultsPerRequest, 1))
-	q := store.HostQuery{Under: domain, Limit: size, Offset: (page - 1) * size}
+	q := hoststore.HostQuery{Under: domain, Limit: size, Offset: (page - 1) * size}
 	if resolvable {
-		q.Flags = map[store.HostFlag]bool{store.FlagResolvable: true}
+		q.Flags = map[hoststore.HostFlag]bool{hoststore.FlagResolvable: true}
 	}
-	res, err := s.store.SearchHosts(r.Context(), q)
+	res, err := s.hosts.SearchHosts(r.Context(), q)
 	if err != nil {
 		return nil, subdomainsMetadata{}, err
 	}
-	_, total, err := s.store.Subdomains(r.Context(), domain, resolvable, 0, subdomainCountCap)
+	_, total, err := s.hosts.Subdomains(r.Context(), domain, resolvable, 0, subdomainCountCap)
 	if err != nil {
 		return nil, subdomainsMetadata{}, err
 	}
@@ -460,7 +460,7 @@ func (s *Server) handleHost(w http.ResponseWriter, r *http.Request) error {
 	if _, err := host.Normalize(name); err != nil {
 		return periscope.Errorf(periscope.EInvalid, "host must be a host name or IP address (got %q).", periscope.Clip(name, 64))
 	}
-	h, err := s.store.Host(r.Context(), name)
+	h, err := s.hosts.Host(r.Context(), name)
 	if err != nil {
 		return err
 	}
@@ -515,7 +515,7 @@ func (s *Server) handleAttackSurfaceSearch(w http.ResponseWriter, r *http.Reques
 		if err != nil {
 			return err
 		}
-		res, err := s.store.SearchHosts(r.Context(), store.HostQuery{IPRange: p, Limit: limit})
+		res, err := s.hosts.SearchHosts(r.Context(), hoststore.HostQuery{IPRange: p, Limit: limit})
 		if err != nil {
 			return err
 		}
@@ -576,7 +576,7 @@ func (s *Server) handleAttackSurfaceHost(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return periscope.Errorf(periscope.EInvalid, "query must be a host name or IP address (got %q).", periscope.Clip(*in.Query, 64))
 	}
-	h, err := s.store.Host(r.Context(), n.Host)
+	h, err := s.hosts.Host(r.Context(), n.Host)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func seedHosts(t *testing.T, e *apitest.Env) {
 	hs = append(hs, host.Host{Host: "old.acme.com", FirstSeen: 1700000000, LastSeen: 1700000000},
 		host.Host{Host: "acme-shop.com", IPAddress: "52.1.3.1"},
 		host.Host{Host: "52.1.2.200", NetworkServices: []host.Service{{Port: 3389, Service: "ms-wbt-server"}}})
-	if _, err := e.Store.UpsertHosts(context.Background(), hs); err != nil {
+	if _, err := e.Hosts.UpsertHosts(context.Background(), hs); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -38,7 +38,7 @@ func (s *Server) handleCreateOrganization(w http.ResponseWriter, r *http.Request
 		return periscope.Errorf(periscope.EInvalid, "name must be at most 200 characters and description at most 2000.")
 	}
 	o := periscope.Organization{AccountID: principalOf(r).Account.ID, Name: name, Description: in.Description}
-	if err := s.store.CreateOrganization(r.Context(), &o); err != nil {
+	if err := s.orgs.CreateOrganization(r.Context(), &o); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, toOrgJSON(o))
@@ -47,7 +47,7 @@ func (s *Server) handleCreateOrganization(w http.ResponseWriter, r *http.Request
 
 // handleListOrganizations answers GET /enterprise/organizations (a bare array).
 func (s *Server) handleListOrganizations(w http.ResponseWriter, r *http.Request) error {
-	orgs, err := s.store.Organizations(r.Context(), principalOf(r).Account.ID)
+	orgs, err := s.orgs.Organizations(r.Context(), principalOf(r).Account.ID)
 	if err != nil {
 		return err
 	}
@@ -63,11 +63,11 @@ func (s *Server) handleListOrganizations(w http.ResponseWriter, r *http.Request)
 // organization with its assets.
 func (s *Server) handleGetOrganization(w http.ResponseWriter, r *http.Request) error {
 	acct := principalOf(r).Account.ID
-	o, err := s.store.Organization(r.Context(), acct, r.PathValue("org_id"))
+	o, err := s.orgs.Organization(r.Context(), acct, r.PathValue("org_id"))
 	if err != nil {
 		return err
 	}
-	assets, err := s.store.Assets(r.Context(), acct, o.ID)
+	assets, err := s.orgs.Assets(r.Context(), acct, o.ID)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (s *Server) handleGetOrganization(w http.ResponseWriter, r *http.Request) e
 
 // handleDeleteOrganization answers DELETE /enterprise/organizations/{org_id}.
 func (s *Server) handleDeleteOrganization(w http.ResponseWriter, r *http.Request) error {
-	if err := s.store.DeleteOrganization(r.Context(), principalOf(r).Account.ID, r.PathValue("org_id")); err != nil {
+	if err := s.orgs.DeleteOrganization(r.Context(), principalOf(r).Account.ID, r.PathValue("org_id")); err != nil {
 		return err
 	}
 	s.assetsChanged()
@@ -115,7 +115,7 @@ func (s *Server) assetFromRequest(r *http.Request, kind string) (periscope.Asset
 	}
 	// Resolve the organization first: an unknown or foreign org is a 404
 	// whatever the body holds.
-	if _, err := s.store.Organization(r.Context(), a.AccountID, a.OrganizationID); err != nil {
+	if _, err := s.orgs.Organization(r.Context(), a.AccountID, a.OrganizationID); err != nil {
 		return a, err
 	}
 	if kind == periscope.AssetDomain {
@@ -136,7 +136,7 @@ func (s *Server) addAsset(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		created, err := s.store.AddAsset(r.Context(), a)
+		created, err := s.orgs.AddAsset(r.Context(), a)
 		if err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func (s *Server) removeAsset(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.store.RemoveAsset(r.Context(), a); err != nil {
+		if err := s.orgs.RemoveAsset(r.Context(), a); err != nil {
 			return err
 		}
 		if kind == "dns" {

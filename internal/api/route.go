@@ -108,7 +108,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		return rateLimited(res.RetryAfter(s.now()), "Too many failed authentications from this address.")
 	}
 	// Header lookup is case-insensitive by canonicalisation (X-Api-Key, x-api-key).
-	principal, err := s.store.Authenticate(r.Context(), r.Header.Get("X-API-KEY"))
+	principal, err := s.accounts.Authenticate(r.Context(), r.Header.Get("X-API-KEY"))
 	if err != nil {
 		if periscope.ErrorCode(err) == periscope.EUnauthorized {
 			s.failures.Allow(ip, s.cfg.AuthFailLimit)
@@ -166,7 +166,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 
 	period := ""
 	if p.pool != periscope.PoolNone {
-		if period, err = s.store.Reserve(r.Context(), acct.ID, p.pool, 1); err != nil {
+		if period, err = s.accounts.Reserve(r.Context(), acct.ID, p.pool, 1); err != nil {
 			return err
 		}
 	}
@@ -182,7 +182,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		}
 		// Failed (or panicked): give the credit back. A fresh context, so a
 		// client that hung up still gets its refund.
-		if rerr := s.store.Refund(context.WithoutCancel(r.Context()), acct.ID, p.pool, 1, period); rerr != nil {
+		if rerr := s.accounts.Refund(context.WithoutCancel(r.Context()), acct.ID, p.pool, 1, period); rerr != nil {
 			s.log.Error("refund failed", "request_id", requestID(r.Context()), "account", acct.ID, "err", rerr)
 		}
 	}()

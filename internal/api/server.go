@@ -16,9 +16,7 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/asset"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/ratelimit"
-	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // Config holds the API's settings.
@@ -45,18 +43,22 @@ func DefaultConfig() Config {
 		RangeLimits: asset.DefaultLimits, Version: "dev"}
 }
 
-// Deps are the API's collaborators. Capabilities add theirs here.
+// Deps are the API's collaborators (see stores.go for what each group
+// needs). Capabilities add theirs here.
 type Deps struct {
-	Store *store.Store
-	Log   *slog.Logger
+	Accounts Accounts
+	Orgs     Orgs
+	Hosts    Hosts
+	Vulns    Vulns
+	Listings BrandListings
+	Log      *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Ready, when set, adds checks to /readyz (e.g. feed sync status).
 	Ready []func(context.Context) error
-	// Brand is the brand-protection monitor behind the OEM phishing and
-	// typosquatting searches; nil means one without a worker (searches
-	// are then computed on demand).
-	Brand *monitor.Monitor
+	// Brand is the running brand-protection monitor behind the OEM
+	// phishing and typosquatting searches (required).
+	Brand BrandMonitor
 	// AssetsChanged, when set, is called after an organization's domains
 	// or IP ranges change or an organization is deleted (the brand
 	// monitor reconciles at once instead of at its next poll).
@@ -66,7 +68,11 @@ type Deps struct {
 // Server is the HTTP API. It implements http.Handler.
 type Server struct {
 	cfg      Config
-	store    *store.Store
+	accounts Accounts
+	orgs     Orgs
+	hosts    Hosts
+	vulns    Vulns
+	listings BrandListings
 	log      *slog.Logger
 	now      func() time.Time
 	limiter  *ratelimit.Limiter
@@ -77,17 +83,14 @@ type Server struct {
 	ready    []func(context.Context) error
 	openapi  []byte
 	draining atomic.Bool
-	brand    *monitor.Monitor
+	brand    BrandMonitor
 	changed  func()
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
-	s := &Server{cfg: cfg, store: d.Store, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
+	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
 		brand: d.Brand, changed: d.AssetsChanged}
-	if s.brand == nil {
-		s.brand = monitor.New(d.Store, monitor.Options{})
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}

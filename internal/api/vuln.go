@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
-	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // Feed and search bounds (API.md §4.6, §4.7).
@@ -329,8 +329,8 @@ func parsePackage(ecosystem, pkg string) (eco, name string, err error) {
 }
 
 // feedFilter validates p and builds the store filter.
-func (s *Server) feedFilter(r *http.Request, p *feedParams) (store.VulnFilter, []string, error) {
-	var f store.VulnFilter
+func (s *Server) feedFilter(r *http.Request, p *feedParams) (vulnstore.VulnFilter, []string, error) {
+	var f vulnstore.VulnFilter
 	t := strings.ToLower(strings.TrimSpace(p.Type))
 	if t == "" {
 		t = "all"
@@ -374,7 +374,7 @@ func (s *Server) feedFilter(r *http.Request, p *feedParams) (store.VulnFilter, [
 			f.IDs = append(f.IDs, "EDB-"+strconv.Itoa(n))
 			continue
 		}
-		if !store.HasSearchableText(k) {
+		if !vulnstore.HasSearchableText(k) {
 			return f, nil, periscope.Errorf(periscope.EInvalid, "keyword %q has no letters or digits.", periscope.Clip(k, 32))
 		}
 		f.Terms = append(f.Terms, k)
@@ -412,21 +412,21 @@ func (s *Server) serveFeed(w http.ResponseWriter, r *http.Request, p feedParams,
 		return k
 	}
 	if p.Type == "all" || p.Type == "vulnerabilities" {
-		vs, n, err := s.store.FeedVulns(ctx, f)
+		vs, n, err := s.vulns.FeedVulns(ctx, f)
 		if err != nil {
 			return err
 		}
 		resp.Vulnerabilities, md.TotalVulnerabilities = toVulnRecords(vs[:take(len(vs))]), n
 	}
 	if p.Type == "all" || p.Type == "exploits" {
-		xs, n, err := s.store.FeedExploits(ctx, f)
+		xs, n, err := s.vulns.FeedExploits(ctx, f)
 		if err != nil {
 			return err
 		}
 		resp.Exploits, md.TotalExploits = toExploitRecords(xs[:take(len(xs))]), n
 	}
 	if p.Type == "all" || p.Type == "advisories" {
-		as, n, err := s.store.FeedAdvisories(ctx, f)
+		as, n, err := s.vulns.FeedAdvisories(ctx, f)
 		if err != nil {
 			return err
 		}
@@ -452,7 +452,7 @@ type searchBody struct {
 
 // searchParams reads a search from the query string and, on POST, the
 // JSON body or the form fields (whose values win).
-func (s *Server) searchParams(r *http.Request) (store.VulnSearch, error) {
+func (s *Server) searchParams(r *http.Request) (vulnstore.VulnSearch, error) {
 	q := r.URL.Query()
 	query, ecosystem, pkg := q.Get("query"), q.Get("ecosystem"), q.Get("package")
 	if query == "" {
@@ -470,7 +470,7 @@ func (s *Server) searchParams(r *http.Request) (store.VulnSearch, error) {
 	} else if r.Method == http.MethodPost {
 		var b searchBody
 		if err := decode(r, &b); err != nil {
-			return store.VulnSearch{}, err
+			return vulnstore.VulnSearch{}, err
 		}
 		if b.Query != nil {
 			query = *b.Query
@@ -485,19 +485,19 @@ func (s *Server) searchParams(r *http.Request) (store.VulnSearch, error) {
 	query = strings.TrimSpace(query)
 	switch {
 	case query == "":
-		return store.VulnSearch{}, periscope.Errorf(periscope.EMissing, "query is required: an id (CVE-…, GHSA-…), a CPE string or search text.")
+		return vulnstore.VulnSearch{}, periscope.Errorf(periscope.EMissing, "query is required: an id (CVE-…, GHSA-…), a CPE string or search text.")
 	case len([]rune(query)) < 2:
-		return store.VulnSearch{}, periscope.Errorf(periscope.EInvalid, "query must be at least 2 characters.")
+		return vulnstore.VulnSearch{}, periscope.Errorf(periscope.EInvalid, "query must be at least 2 characters.")
 	}
 	if err := checkText("query", query, vulnMaxText); err != nil {
-		return store.VulnSearch{}, err
+		return vulnstore.VulnSearch{}, err
 	}
 	eco, name, err := parsePackage(ecosystem, pkg)
 	if err != nil {
-		return store.VulnSearch{}, err
+		return vulnstore.VulnSearch{}, err
 	}
 	limit := min(vulnSearchMax, max(principalOf(r).Account.MaxResultsPerRequest, 1))
-	return store.VulnSearch{Query: query, Ecosystem: eco, Package: name, Limit: limit}, nil
+	return vulnstore.VulnSearch{Query: query, Ecosystem: eco, Package: name, Limit: limit}, nil
 }
 
 type vulnSearchResponse struct {
@@ -518,7 +518,7 @@ func (s *Server) handleVulnSearch(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	vs, err := s.store.SearchVulns(r.Context(), q)
+	vs, err := s.vulns.SearchVulns(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -532,7 +532,7 @@ func (s *Server) handleAdvisorySearch(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	as, err := s.store.SearchAdvisories(r.Context(), q)
+	as, err := s.vulns.SearchAdvisories(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -546,7 +546,7 @@ func (s *Server) handleExploitSearch(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	xs, err := s.store.SearchExploits(r.Context(), q)
+	xs, err := s.vulns.SearchExploits(r.Context(), q)
 	if err != nil {
 		return err
 	}

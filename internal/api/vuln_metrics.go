@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // vulnCollector exports the vulnerability-intelligence record counts (at
@@ -21,7 +21,7 @@ type vulnCollector struct {
 	// Counting the tables walks them: the counts are kept for
 	// countsTTL so frequent scrapes do not.
 	mu       sync.Mutex
-	counts   store.VulnCounts
+	counts   vulnstore.VulnCounts
 	countsAt time.Time
 }
 
@@ -29,11 +29,11 @@ const countsTTL = time.Minute
 
 // recordCounts returns the stored counts, read again when older than
 // countsTTL.
-func (c *vulnCollector) recordCounts(ctx context.Context) (store.VulnCounts, error) {
+func (c *vulnCollector) recordCounts(ctx context.Context) (vulnstore.VulnCounts, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if now := c.s.now(); c.countsAt.IsZero() || now.Sub(c.countsAt) >= countsTTL {
-		n, err := c.s.store.CountVulns(ctx)
+		n, err := c.s.vulns.CountVulns(ctx)
 		if err != nil {
 			return n, err
 		}
@@ -43,7 +43,7 @@ func (c *vulnCollector) recordCounts(ctx context.Context) (store.VulnCounts, err
 }
 
 func (s *Server) registerVulnMetrics() {
-	if s.store == nil {
+	if s.vulns == nil {
 		return
 	}
 	s.metrics.registry.MustRegister(&vulnCollector{
@@ -74,7 +74,7 @@ func (c *vulnCollector) Collect(ch chan<- prometheus.Metric) {
 	} else {
 		failed = 1
 	}
-	if states, err := c.s.store.VulnSyncStates(ctx); err == nil {
+	if states, err := c.s.vulns.VulnSyncStates(ctx); err == nil {
 		for src, st := range states {
 			ok := 0.0
 			if st.LastError == "" && st.LastSuccess >= st.LastAttempt {

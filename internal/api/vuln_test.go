@@ -12,9 +12,9 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/api/apitest"
 	"github.com/periscope-oss/periscope/internal/periscope"
-	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
 	"github.com/periscope-oss/periscope/internal/vulningest"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 const vulnTestdata = "../vuln/testdata/"
@@ -24,7 +24,7 @@ const vulnTestdata = "../vuln/testdata/"
 func seedVulns(t *testing.T, e *apitest.Env) {
 	t.Helper()
 	ctx := context.Background()
-	in := &vulningest.Ingester{Store: e.Store}
+	in := &vulningest.Ingester{Store: e.Vulns}
 	files, _ := filepath.Glob(vulnTestdata + "nvd/*.json")
 	for _, f := range files {
 		if _, err := in.IngestPath(ctx, vulningest.NVD, f, nil); err != nil {
@@ -45,17 +45,17 @@ func seedVulns(t *testing.T, e *apitest.Env) {
 		}
 	}
 	recent := e.Clock.Now().Add(-48 * time.Hour)
-	if _, err := e.Store.UpsertEPSS(ctx, []vuln.EPSSScore{{CVEID: "CVE-2023-4863", EPSS: 0.5, Percentile: 0.97, ScoreDate: recent}}); err != nil {
+	if _, err := e.Vulns.UpsertEPSS(ctx, []vuln.EPSSScore{{CVEID: "CVE-2023-4863", EPSS: 0.5, Percentile: 0.97, ScoreDate: recent}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.UpsertVulns(ctx, []vuln.Vulnerability{{CVEID: "CVE-2026-99999", Description: "Heap overflow in the quokka parser", Published: recent, LastModified: recent,
+	if _, err := e.Vulns.UpsertVulns(ctx, []vuln.Vulnerability{{CVEID: "CVE-2026-99999", Description: "Heap overflow in the quokka parser", Published: recent, LastModified: recent,
 		CVSSV3Score: 9.8, CVSSV3Vector: "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H", Severity: "critical"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.UpsertExploits(ctx, []vuln.Exploit{{EDBID: 99999, CVEID: "CVE-2026-99999", CVEIDs: []string{"CVE-2026-99999"}, Title: "Quokka parser RCE", DateAdded: recent}}); err != nil {
+	if _, err := e.Vulns.UpsertExploits(ctx, []vuln.Exploit{{EDBID: 99999, CVEID: "CVE-2026-99999", CVEIDs: []string{"CVE-2026-99999"}, Title: "Quokka parser RCE", DateAdded: recent}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.UpsertAdvisories(ctx, []vuln.Advisory{{ID: "GHSA-qqqq-wwww-eeee", Aliases: []string{"CVE-2026-99999"}, Source: "github", Summary: "Quokka heap overflow",
+	if _, err := e.Vulns.UpsertAdvisories(ctx, []vuln.Advisory{{ID: "GHSA-qqqq-wwww-eeee", Aliases: []string{"CVE-2026-99999"}, Source: "github", Summary: "Quokka heap overflow",
 		Severity: "critical", Published: recent, Modified: recent, Affected: []vuln.Affected{{Ecosystem: "PyPI", Name: "quokka"}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -436,11 +436,11 @@ func TestVulnSearches(t *testing.T) {
 func TestVulnMetrics(t *testing.T) {
 	each(t, func(t *testing.T, e *apitest.Env) {
 		seedVulns(t, e)
-		if err := e.Store.PutVulnSyncState(context.Background(), store.SyncState{Source: "kev", URL: "https://example.invalid/kev.json",
+		if err := e.Vulns.PutVulnSyncState(context.Background(), vulnstore.SyncState{Source: "kev", URL: "https://example.invalid/kev.json",
 			LastAttempt: 1795000000, LastSuccess: 1795000000, Records: 7}); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Store.PutVulnSyncState(context.Background(), store.SyncState{Source: "osv:PyPI", LastAttempt: 1795000000, LastError: "HTTP 503"}); err != nil {
+		if err := e.Vulns.PutVulnSyncState(context.Background(), vulnstore.SyncState{Source: "osv:PyPI", LastAttempt: 1795000000, LastError: "HTTP 503"}); err != nil {
 			t.Fatal(err)
 		}
 		r := e.Do("GET", "/metrics", "", nil)
@@ -460,7 +460,7 @@ func TestVulnMetrics(t *testing.T) {
 		}
 		// The record counts are kept for a minute: a new KEV entry shows
 		// only once it has passed.
-		if _, err := e.Store.UpsertKEV(context.Background(), []vuln.KEVEntry{{CVEID: "CVE-2099-0001", VulnerabilityName: "new",
+		if _, err := e.Vulns.UpsertKEV(context.Background(), []vuln.KEVEntry{{CVEID: "CVE-2099-0001", VulnerabilityName: "new",
 			DateAdded: e.Clock.Now(), DueDate: e.Clock.Now()}}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package store
+package brandstore
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // Certificate is a stored certificate summary.
@@ -61,14 +62,14 @@ const maxCertNames = 1000
 // the batch is stored.
 func (s *Store) UpsertCertificates(ctx context.Context, batch []SeenCert) (CertStats, error) {
 	st := CertStats{IDs: make(map[string]int64, len(batch))}
-	now := s.Now().Unix()
+	now := s.st.Now().Unix()
 	for _, sc := range batch {
 		if sc.Cert.SHA256 == "" {
 			return st, fmt.Errorf("store certificate: no SHA-256 fingerprint")
 		}
 	}
-	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.takeTurns(ctx, tx, lockBrand); err != nil {
+	err := s.st.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockBrand); err != nil {
 			return err
 		}
 		st.Inserted, st.Updated, st.Unchanged = 0, 0, 0
@@ -142,7 +143,7 @@ type knownCert struct{ id, last int64 }
 
 // knownCertificates returns the stored certificates among the batch, by
 // SHA-256, with one query per few hundred.
-func knownCertificates(ctx context.Context, tx *Tx, batch []SeenCert) (map[string]knownCert, error) {
+func knownCertificates(ctx context.Context, tx *store.Tx, batch []SeenCert) (map[string]knownCert, error) {
 	out := make(map[string]knownCert, len(batch))
 	const perQuery = 500
 	for i := 0; i < len(batch); i += perQuery {
@@ -172,7 +173,7 @@ func knownCertificates(ctx context.Context, tx *Tx, batch []SeenCert) (map[strin
 	return out, nil
 }
 
-func insertCertificate(ctx context.Context, tx *Tx, c cert.Certificate, source string, seen int64) (int64, error) {
+func insertCertificate(ctx context.Context, tx *store.Tx, c cert.Certificate, source string, seen int64) (int64, error) {
 	names := c.DNSNames
 	if names == nil {
 		names = []string{}
@@ -218,9 +219,9 @@ func (s *Store) LinkCertificates(ctx context.Context, links []CertLink) (int, er
 	if len(links) == 0 {
 		return 0, nil
 	}
-	now := s.Now().Unix()
+	now := s.st.Now().Unix()
 	added := 0
-	err := s.Tx(ctx, func(tx *Tx) error {
+	err := s.st.Tx(ctx, func(tx *store.Tx) error {
 		added = 0
 		for _, l := range links {
 			seen := l.Seen
@@ -262,7 +263,7 @@ func (s *Store) LinkCertificatesUnder(ctx context.Context, orgID, accountID, dom
 		WHERE c.id IN (SELECT certificate_id FROM certificate_names WHERE rname = ? OR (rname > ? AND rname < ?))
 		AND EXISTS (SELECT 1 FROM organizations WHERE id = ? AND account_id = ?)
 		ON CONFLICT (organization_id, certificate_id) DO NOTHING`,
-		orgID, accountID, domain, "%."+likeEscape(domain), domain, s.Now().Unix(), k, k+".", k+"/", orgID, accountID)
+		orgID, accountID, domain, "%."+store.LikeEscape(domain), domain, s.st.Now().Unix(), k, k+".", k+"/", orgID, accountID)
 	if err != nil {
 		return 0, fmt.Errorf("link certificates under %q: %w", domain, err)
 	}
@@ -341,9 +342,9 @@ const maxDNSHistory = 100
 // Findings of organizations deleted meanwhile are dropped.
 func (s *Store) UpsertFindings(ctx context.Context, fs []Finding) (FindingStats, error) {
 	var st FindingStats
-	now := s.Now().Unix()
-	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.takeTurns(ctx, tx, lockBrand); err != nil {
+	now := s.st.Now().Unix()
+	err := s.st.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockBrand); err != nil {
 			return err
 		}
 		st = FindingStats{}
@@ -415,7 +416,7 @@ func firstSeen(f Finding) int64 {
 }
 
 // knownFindings loads the stored findings among fs, by key.
-func knownFindings(ctx context.Context, tx *Tx, fs []Finding) (map[string]*storedFinding, error) {
+func knownFindings(ctx context.Context, tx *store.Tx, fs []Finding) (map[string]*storedFinding, error) {
 	out := make(map[string]*storedFinding, len(fs))
 	domains := make([]string, 0, len(fs))
 	seen := map[string]bool{}
@@ -456,7 +457,7 @@ func knownFindings(ctx context.Context, tx *Tx, fs []Finding) (map[string]*store
 
 // insertFindings inserts new findings, a hundred rows a statement, skipping
 // those whose organization was deleted meanwhile.
-func insertFindings(ctx context.Context, tx *Tx, fs []Finding, st *FindingStats) error {
+func insertFindings(ctx context.Context, tx *store.Tx, fs []Finding, st *FindingStats) error {
 	const perStmt = 100
 	for len(fs) > 0 {
 		n := min(len(fs), perStmt)
@@ -495,7 +496,7 @@ func insertFindings(ctx context.Context, tx *Tx, fs []Finding, st *FindingStats)
 	return nil
 }
 
-func updateFinding(ctx context.Context, tx *Tx, cur *storedFinding, f Finding, st *FindingStats) error {
+func updateFinding(ctx context.Context, tx *store.Tx, cur *storedFinding, f Finding, st *FindingStats) error {
 	changed := false
 	dnsDoc, histDoc, last := cur.dns, cur.hist, cur.last
 	var stored host.DNS
@@ -571,7 +572,7 @@ func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, erro
 	args := []any{q.AccountID, q.Kind}
 	if q.Q != "" {
 		where += ` AND (domain LIKE ? ESCAPE '\' OR base_domain LIKE ? ESCAPE '\')`
-		p := "%" + likeEscape(strings.ToLower(q.Q)) + "%"
+		p := "%" + store.LikeEscape(strings.ToLower(q.Q)) + "%"
 		args = append(args, p, p)
 	}
 	w, args := q.where("date_added", args)
@@ -642,7 +643,7 @@ func (s *Store) OrgCertificates(ctx context.Context, q ListQuery) ([]OrgCertific
 	args := []any{q.AccountID}
 	if q.Q != "" {
 		low := strings.ToLower(q.Q)
-		p := "%" + likeEscape(low) + "%"
+		p := "%" + store.LikeEscape(low) + "%"
 		where += ` AND (oc.domain LIKE ? ESCAPE '\' OR LOWER(c.subject_cn) LIKE ? ESCAPE '\' OR LOWER(c.issuer_cn) LIKE ? ESCAPE '\'
 			OR LOWER(c.issuer_org) LIKE ? ESCAPE '\' OR LOWER(c.dns_names) LIKE ? ESCAPE '\' OR c.sha256 = ? OR c.serial = ?)`
 		// Fingerprints and serials are stored as hex without colons.
@@ -687,83 +688,6 @@ func (s *Store) OrgCertificates(ctx context.Context, q ListQuery) ([]OrgCertific
 	return out, total, rows.Err()
 }
 
-// HostsNamed returns the indexed hosts among names (unknown names are
-// absent from the map).
-func (s *Store) HostsNamed(ctx context.Context, names []string) (map[string]host.Host, error) {
-	out := map[string]host.Host{}
-	const chunk = 500
-	for len(names) > 0 {
-		n := min(chunk, len(names))
-		part := names[:n]
-		names = names[n:]
-		args := make([]any, len(part))
-		for i, v := range part {
-			args[i] = host.ReverseKey(v)
-		}
-		rows, err := s.query(ctx, `SELECT doc FROM hosts WHERE rkey IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("find hosts: %w", err)
-		}
-		for rows.Next() {
-			var doc []byte
-			if err := rows.Scan(&doc); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("find hosts: %w", err)
-			}
-			var h host.Host
-			if err := decodeHostDoc(doc, &h); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("decode host: %w", err)
-			}
-			out[h.Host] = h
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("find hosts: %w", err)
-		}
-	}
-	return out, nil
-}
-
-// HostNamesContaining returns up to limit indexed host names containing
-// substr (a full scan of the name column: for on-demand searches only).
-func (s *Store) HostNamesContaining(ctx context.Context, substr string, limit int) ([]string, error) {
-	rows, err := s.query(ctx, `SELECT name FROM hosts WHERE name LIKE ? ESCAPE '\' LIMIT ?`,
-		"%"+likeEscape(strings.ToLower(substr))+"%", limit)
-	if err != nil {
-		return nil, fmt.Errorf("scan host names: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("scan host names: %w", err)
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
-}
-
-// HostNamesAfter returns up to limit host names with ids above after, in id
-// order, and the last id returned: a keyset walk over the whole index.
-func (s *Store) HostNamesAfter(ctx context.Context, after int64, limit int) ([]string, int64, error) {
-	rows, err := s.query(ctx, `SELECT id, name FROM hosts WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
-	if err != nil {
-		return nil, after, fmt.Errorf("walk host names: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&after, &n); err != nil {
-			return nil, after, fmt.Errorf("walk host names: %w", err)
-		}
-		out = append(out, n)
-	}
-	return out, after, rows.Err()
-}
-
 // CTCheckpoint returns the index of the next entry to read from a CT log, 0
 // for a log never read.
 func (s *Store) CTCheckpoint(ctx context.Context, log string) (int64, error) {
@@ -782,7 +706,7 @@ func (s *Store) CTCheckpoint(ctx context.Context, log string) (int64, error) {
 func (s *Store) SaveCTCheckpoint(ctx context.Context, log string, next int64) error {
 	_, err := s.exec(ctx, `INSERT INTO ct_checkpoints (log, next_index, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (log) DO UPDATE SET next_index = excluded.next_index, updated_at = excluded.updated_at`,
-		log, next, s.Now().Unix())
+		log, next, s.st.Now().Unix())
 	if err != nil {
 		return fmt.Errorf("save checkpoint of %s: %w", log, err)
 	}
@@ -815,7 +739,7 @@ func (s *Store) SetMonitored(ctx context.Context, orgID, domain string, done boo
 	if done {
 		_, err = s.exec(ctx, `INSERT INTO brand_monitored (organization_id, domain, backfilled_at)
 			SELECT ?, ?, CAST(? AS BIGINT) WHERE EXISTS (SELECT 1 FROM organizations WHERE id = ?) ON CONFLICT DO NOTHING`,
-			orgID, domain, s.Now().Unix(), orgID)
+			orgID, domain, s.st.Now().Unix(), orgID)
 	} else {
 		_, err = s.exec(ctx, `DELETE FROM brand_monitored WHERE organization_id = ? AND domain = ?`, orgID, domain)
 	}

@@ -1,4 +1,4 @@
-package store_test
+package brandstore_test
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/periscope"
-	"github.com/periscope-oss/periscope/internal/store"
-	"github.com/periscope-oss/periscope/internal/store/storetest"
+	"github.com/periscope-oss/periscope/internal/brandstore"
 )
 
-func brandOrg(t *testing.T, s *store.Store) periscope.Organization {
+func brandOrg(t *testing.T, b *brandstore.Store) periscope.Organization {
+	s := b.Core()
 	t.Helper()
 	ctx := context.Background()
 	a := periscope.Account{Company: "brand-" + time.Now().Format("150405.000000000"), Enterprise: true}
@@ -29,27 +29,27 @@ func brandOrg(t *testing.T, s *store.Store) periscope.Organization {
 }
 
 func TestUpsertCertificates(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *brandstore.Store) {
 		ctx := context.Background()
-		s.Now = func() time.Time { return time.Unix(1800000000, 0) }
+		s.Core().Now = func() time.Time { return time.Unix(1800000000, 0) }
 		o := brandOrg(t, s)
 		// Hostile but real-world text: NUL bytes and invalid UTF-8 in names.
 		c := cert.Certificate{SHA256: "aa", SHA1: "bb", SubjectCN: "evil\x00.example", IssuerOrg: "bad \xff utf8",
 			Serial: "-01", DNSNames: []string{"a.example.com", "*.example.com", "b.example.org", "bad\x00name.example.com", "192.0.2.9"},
 			IPAddresses: []netip.Addr{netip.MustParseAddr("192.0.2.1")},
 			NotBefore:   time.Unix(1700000000, 0), NotAfter: time.Unix(1900000000, 0)}
-		st, err := s.UpsertCertificates(ctx, []store.SeenCert{{Cert: c, Seen: 100}, {Cert: c, Seen: 200}})
+		st, err := s.UpsertCertificates(ctx, []brandstore.SeenCert{{Cert: c, Seen: 100}, {Cert: c, Seen: 200}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if st.Inserted != 1 || st.Unchanged != 1 || st.IDs["aa"] == 0 {
 			t.Fatalf("first batch %+v", st)
 		}
-		st, err = s.UpsertCertificates(ctx, []store.SeenCert{{Cert: c, Seen: 300}, {Cert: c, Seen: 50}})
+		st, err = s.UpsertCertificates(ctx, []brandstore.SeenCert{{Cert: c, Seen: 300}, {Cert: c, Seen: 50}})
 		if err != nil || st.Updated != 1 || st.Unchanged != 1 || st.Inserted != 0 {
 			t.Fatalf("second batch %+v %v", st, err)
 		}
-		if _, err := s.UpsertCertificates(ctx, []store.SeenCert{{Cert: cert.Certificate{}}}); err == nil {
+		if _, err := s.UpsertCertificates(ctx, []brandstore.SeenCert{{Cert: cert.Certificate{}}}); err == nil {
 			t.Error("a certificate without fingerprint was accepted")
 		}
 		// Not under another account's id.
@@ -67,25 +67,25 @@ func TestUpsertCertificates(t *testing.T) {
 		// One link at a time: under another account's id it neither links
 		// nor moves the organization's link.
 		other := brandOrg(t, s)
-		for _, l := range []store.CertLink{
+		for _, l := range []brandstore.CertLink{
 			{OrganizationID: o.ID, AccountID: other.AccountID, CertificateID: st.IDs["aa"], Domain: "c.example.com", Seen: 9999999999},
 			{OrganizationID: other.ID, AccountID: o.AccountID, CertificateID: st.IDs["aa"], Domain: "c.example.com", Seen: 9999999999},
 		} {
-			if n, err := s.LinkCertificates(ctx, []store.CertLink{l}); err != nil || n != 0 {
+			if n, err := s.LinkCertificates(ctx, []brandstore.CertLink{l}); err != nil || n != 0 {
 				t.Errorf("link %+v: %d new, %v", l, n, err)
 			}
 		}
 		if n, _ := s.LinkCertificatesUnder(ctx, o.ID, o.AccountID, "ample.com"); n != 0 {
 			t.Errorf("a name that only ends like the domain linked %d", n)
 		}
-		got, total, err := s.OrgCertificates(ctx, store.ListQuery{AccountID: o.AccountID, Q: "-01", Limit: 5})
+		got, total, err := s.OrgCertificates(ctx, brandstore.ListQuery{AccountID: o.AccountID, Q: "-01", Limit: 5})
 		if err != nil || total != 1 || got[0].SubjectCN != "evil.example" || got[0].LastSeen != 300 || got[0].IPAddresses[0] != "192.0.2.1" {
 			t.Fatalf("certificates %+v %d %v", got, total, err)
 		}
 		// A fingerprint as tools print it (colons, upper case), and a SAN
 		// name in another case, find the certificate on both engines.
 		for _, q := range []string{"A:A", "A.EXAMPLE.COM"} {
-			if _, total, err := s.OrgCertificates(ctx, store.ListQuery{AccountID: o.AccountID, Q: q, Limit: 5}); err != nil || total != 1 {
+			if _, total, err := s.OrgCertificates(ctx, brandstore.ListQuery{AccountID: o.AccountID, Q: q, Limit: 5}); err != nil || total != 1 {
 				t.Errorf("certificates matching %q: %d %v", q, total, err)
 			}
 		}
@@ -97,11 +97,11 @@ func TestUpsertCertificates(t *testing.T) {
 }
 
 func TestUpsertFindings(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *brandstore.Store) {
 		ctx := context.Background()
-		s.Now = func() time.Time { return time.Unix(1800000000, 0) }
+		s.Core().Now = func() time.Time { return time.Unix(1800000000, 0) }
 		o := brandOrg(t, s)
-		f := store.Finding{OrganizationID: o.ID, AccountID: o.AccountID, Kind: "TypoSquatting", Domain: "exampel.com",
+		f := brandstore.Finding{OrganizationID: o.ID, AccountID: o.AccountID, Kind: "TypoSquatting", Domain: "exampel.com",
 			BaseDomain: "example.com", Fuzzer: "transposition", Score: 90, Reason: "r"}
 		a1, a2 := f, f
 		a1.DNS, a1.LastSeen = host.DNS{A: []string{"192.0.2.1"}}, 100
@@ -112,16 +112,16 @@ func TestUpsertFindings(t *testing.T) {
 		other := brandOrg(t, s)
 		foreign := f
 		foreign.Domain, foreign.AccountID = "exmaple.com", other.AccountID
-		st, err := s.UpsertFindings(ctx, []store.Finding{a1, a2, gone, foreign})
+		st, err := s.UpsertFindings(ctx, []brandstore.Finding{a1, a2, gone, foreign})
 		if err != nil || st.Inserted != 1 {
 			t.Fatalf("insert %+v %v", st, err)
 		}
 		b := f
 		b.DNS, b.LastSeen = host.DNS{A: []string{"192.0.2.2"}}, 300
-		if st, err := s.UpsertFindings(ctx, []store.Finding{b, b}); err != nil || st.Updated != 1 || st.Unchanged != 1 {
+		if st, err := s.UpsertFindings(ctx, []brandstore.Finding{b, b}); err != nil || st.Updated != 1 || st.Unchanged != 1 {
 			t.Fatalf("update %+v %v", st, err)
 		}
-		fs, total, err := s.Findings(ctx, store.ListQuery{AccountID: o.AccountID, Kind: "TypoSquatting", Limit: 10})
+		fs, total, err := s.Findings(ctx, brandstore.ListQuery{AccountID: o.AccountID, Kind: "TypoSquatting", Limit: 10})
 		if err != nil || total != 1 {
 			t.Fatalf("list %d %v", total, err)
 		}
@@ -131,10 +131,10 @@ func TestUpsertFindings(t *testing.T) {
 			t.Errorf("finding %+v", got)
 		}
 		// LIKE metacharacters in q are literal.
-		if _, n, _ := s.Findings(ctx, store.ListQuery{AccountID: o.AccountID, Kind: "TypoSquatting", Q: "exa_pel", Limit: 10}); n != 0 {
+		if _, n, _ := s.Findings(ctx, brandstore.ListQuery{AccountID: o.AccountID, Kind: "TypoSquatting", Q: "exa_pel", Limit: 10}); n != 0 {
 			t.Errorf("q with _ matched %d", n)
 		}
-		if _, n, _ := s.Findings(ctx, store.ListQuery{AccountID: o.AccountID, Kind: "TypoSquatting", Q: "%", Limit: 10}); n != 0 {
+		if _, n, _ := s.Findings(ctx, brandstore.ListQuery{AccountID: o.AccountID, Kind: "TypoSquatting", Q: "%", Limit: 10}); n != 0 {
 			t.Errorf("q with %% matched %d", n)
 		}
 	})
@@ -144,12 +144,12 @@ func TestUpsertFindings(t *testing.T) {
 // logs carry the same certificate; an ingest runs beside serve) all
 // succeed: exactly one inserts, the others see it stored.
 func TestBrandWritersTakeTurns(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *brandstore.Store) {
 		ctx := context.Background()
 		o := brandOrg(t, s)
 		c := cert.Certificate{SHA256: "cc", DNSNames: []string{"a.example.com"},
 			NotBefore: time.Unix(1700000000, 0), NotAfter: time.Unix(1900000000, 0)}
-		f := store.Finding{OrganizationID: o.ID, AccountID: o.AccountID, Kind: "TypoSquatting", Domain: "exampel.com",
+		f := brandstore.Finding{OrganizationID: o.ID, AccountID: o.AccountID, Kind: "TypoSquatting", Domain: "exampel.com",
 			BaseDomain: "example.com", Fuzzer: "transposition", Score: 90, Reason: "r", LastSeen: 100}
 		const n = 8
 		certIns, findIns := make(chan int, n), make(chan int, n)
@@ -159,13 +159,13 @@ func TestBrandWritersTakeTurns(t *testing.T) {
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				st, err := s.UpsertCertificates(ctx, []store.SeenCert{{Cert: c, Seen: 100}})
+				st, err := s.UpsertCertificates(ctx, []brandstore.SeenCert{{Cert: c, Seen: 100}})
 				errs <- err
 				certIns <- st.Inserted
 			}()
 			go func() {
 				defer wg.Done()
-				st, err := s.UpsertFindings(ctx, []store.Finding{f})
+				st, err := s.UpsertFindings(ctx, []brandstore.Finding{f})
 				errs <- err
 				findIns <- st.Inserted
 			}()
@@ -194,13 +194,13 @@ func TestBrandWritersTakeTurns(t *testing.T) {
 // Several organizations monitoring the same brand: the OEM search gets one
 // finding a domain and a full page.
 func TestFindingsByBaseOneADomain(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *brandstore.Store) {
 		ctx := context.Background()
-		var fs []store.Finding
+		var fs []brandstore.Finding
 		for range 6 {
 			o := brandOrg(t, s)
 			for i, d := range []string{"paypa1.com", "paypai.com", "paypall.com"} {
-				fs = append(fs, store.Finding{OrganizationID: o.ID, AccountID: o.AccountID, Kind: "TypoSquatting", Domain: d,
+				fs = append(fs, brandstore.Finding{OrganizationID: o.ID, AccountID: o.AccountID, Kind: "TypoSquatting", Domain: d,
 					BaseDomain: "paypal.com", Fuzzer: "homoglyph", Score: 90 - i, Reason: "r", LastSeen: 100})
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hostgen"
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/scan"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -28,7 +29,7 @@ func BenchmarkIngestGenerated(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		s := storetest.Open(b, "sqlite")
+		s := hoststore.New(storetest.Open(b, "sqlite", hoststore.Migrations()))
 		in := &hostingest.Ingester{Store: s, Enricher: e}
 		b.StartTimer()
 		sum, err := in.Ingest(b.Context(), scan.Native, "gen", bytes.NewReader(buf.Bytes()), nil)

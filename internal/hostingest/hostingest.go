@@ -1,6 +1,6 @@
 // Package hostingest is the ingest path of the host index: it parses scanner
 // outputs (internal/scan), enriches each observation with AS, geo, cloud and
-// CDN data (internal/enrich) and stores batches (store.UpsertHosts), one
+// CDN data (internal/enrich) and stores batches (hoststore.UpsertHosts), one
 // transaction per batch, calling an optional observer with the names of
 // each stored batch.
 package hostingest
@@ -20,12 +20,12 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/enrich"
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/scan"
-	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // DefaultBatch is how many observations are prepared together (encoded on
-// every core, see store.PrepareHosts) and handed to the writer at once.
+// every core, see hoststore.PrepareHosts) and handed to the writer at once.
 const DefaultBatch = 20000
 
 // DefaultTxHosts is how many hosts one transaction stores, in several
@@ -38,7 +38,7 @@ const DefaultTxHosts = 100000
 
 // Ingester loads scanner outputs into the host index.
 type Ingester struct {
-	Store *store.Store
+	Store *hoststore.Store
 	// Enricher, when set, adds AS, geo, cloud and CDN data to every
 	// observation before it is stored.
 	Enricher *enrich.Enricher
@@ -99,10 +99,10 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 	}
 	var emitted atomic.Int64
 	batches := make(chan []host.Host, 1)
-	// A second stage prepares each batch (store.PrepareHosts: encoding on
+	// A second stage prepares each batch (hoststore.PrepareHosts: encoding on
 	// every core) while the writer stores the one before.
 	type preparedBatch struct {
-		b   *store.HostBatch
+		b   *hoststore.HostBatch
 		err error
 	}
 	prepared := make(chan preparedBatch, 1)
@@ -138,7 +138,7 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 		defer close(done)
 		// The writer keeps a transaction open across batches, committing
 		// every txHosts hosts and at the end.
-		tx := &txBatches{in: in, source: source, sum: &sum, load: store.NewHostLoad()}
+		tx := &txBatches{in: in, source: source, sum: &sum, load: hoststore.NewHostLoad()}
 		fail := func(err error) {
 			tx.rollback()
 			writeErr = err
@@ -243,14 +243,14 @@ type txBatches struct {
 	in     *Ingester
 	source string
 	sum    *Summary
-	load   *store.HostLoad // what the ingest's transactions know of each other
-	w      *store.HostWriter
+	load   *hoststore.HostLoad // what the ingest's transactions know of each other
+	w      *hoststore.HostWriter
 	hosts  int
-	st     store.HostStats
+	st     hoststore.HostStats
 }
 
 // add stores a batch in the open transaction, beginning one if none is.
-func (t *txBatches) add(ctx context.Context, b *store.HostBatch) error {
+func (t *txBatches) add(ctx context.Context, b *hoststore.HostBatch) error {
 	if t.w == nil {
 		w, err := t.in.Store.BeginHosts(ctx, t.load)
 		if err != nil {
@@ -276,7 +276,7 @@ func (t *txBatches) commit(ctx context.Context) error {
 	err := t.w.Commit()
 	t.w = nil
 	st := t.st
-	t.st, t.hosts = store.HostStats{}, 0
+	t.st, t.hosts = hoststore.HostStats{}, 0
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/scan"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
@@ -22,7 +23,7 @@ const (
 	asnDB  = "../enrich/testdata/GeoLite2-ASN-Test.mmdb"
 )
 
-func newIngester(t *testing.T, s *store.Store) (*hostingest.Ingester, *[]string) {
+func newIngester(t *testing.T, s *hoststore.Store) (*hostingest.Ingester, *[]string) {
 	e, err := hostingest.NewEnricher(hostingest.Config{GeoIPCity: cityDB, GeoIPASN: asnDB})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func newIngester(t *testing.T, s *store.Store) (*hostingest.Ingester, *[]string)
 // ranges, stored in batches, reported to the observer, and a second ingest
 // of the same input changes nothing.
 func TestIngestEnrichesAndIsIdempotent(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.EachOf(t, []store.MigrationSet{hoststore.Migrations()}, hoststore.New, func(t *testing.T, s *hoststore.Store) {
 		in, observed := newIngester(t, s)
 		input := strings.Join([]string{
 			`{"host":"london.example.com","ip_address":"81.2.69.142","network_ports":[443]}`,
@@ -88,7 +89,7 @@ func TestIngestEnrichesAndIsIdempotent(t *testing.T) {
 // An nmap file cut off inside a host: the hosts of the batches before the
 // cut stay stored, and the error names the source.
 func TestIngestTruncatedKeepsStoredBatches(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.EachOf(t, []store.MigrationSet{hoststore.Migrations()}, hoststore.New, func(t *testing.T, s *hoststore.Store) {
 		// One host a batch, and the default batches: the host read
 		// before the cut is stored either way.
 		for _, batch := range []int{1, 0} {
@@ -137,7 +138,7 @@ func (r *cancelReader) Read(p []byte) (int, error) {
 
 // A cancelled ingest says so, and stores nothing of its open transaction.
 func TestIngestCancelledSaysSo(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.EachOf(t, []store.MigrationSet{hoststore.Migrations()}, hoststore.New, func(t *testing.T, s *hoststore.Store) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		var first, rest strings.Builder
@@ -158,7 +159,7 @@ func TestIngestCancelledSaysSo(t *testing.T) {
 
 // An observer error stops the ingest; what was stored stays.
 func TestIngestObserverErrorStops(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.EachOf(t, []store.MigrationSet{hoststore.Migrations()}, hoststore.New, func(t *testing.T, s *hoststore.Store) {
 		in := &hostingest.Ingester{Store: s, Batch: 1, TxHosts: 1, Observe: func(context.Context, []string) error {
 			return context.DeadlineExceeded
 		}}
@@ -180,7 +181,7 @@ func TestIngestObserverErrorStops(t *testing.T) {
 // index terms follow; a failed batch rolls back its whole transaction and
 // leaves earlier transactions stored.
 func TestIngestBatchesShareATransaction(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.EachOf(t, []store.MigrationSet{hoststore.Migrations()}, hoststore.New, func(t *testing.T, s *hoststore.Store) {
 		in := &hostingest.Ingester{Store: s, Batch: 2, TxHosts: 100}
 		input := strings.Join([]string{
 			`{"host":"a.example.com","network_ports":[80],"last_seen":1700000000}`,
@@ -194,7 +195,7 @@ func TestIngestBatchesShareATransaction(t *testing.T) {
 			t.Fatalf("summary %+v, %v", sum, err)
 		}
 		for _, term := range []string{"port:80", "port:443"} {
-			p, err := s.SearchHosts(t.Context(), store.HostQuery{Terms: []string{term}, Limit: 10})
+			p, err := s.SearchHosts(t.Context(), hoststore.HostQuery{Terms: []string{term}, Limit: 10})
 			if err != nil || p.Total != 1 || p.Hosts[0].Host != "a.example.com" || !slices.Equal(p.Hosts[0].NetworkPorts, []int{80, 443}) {
 				t.Fatalf("%s: %+v %v", term, p, err)
 			}
@@ -242,7 +243,7 @@ func TestNewEnricherErrors(t *testing.T) {
 // Progress is reported after every batch, the open transaction's hosts
 // included, not only at commits.
 func TestIngestProgressEveryBatch(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.EachOf(t, []store.MigrationSet{hoststore.Migrations()}, hoststore.New, func(t *testing.T, s *hoststore.Store) {
 		in := &hostingest.Ingester{Store: s, Batch: 1, TxHosts: 1000}
 		var seen []int
 		in2 := `{"host":"p1.example.com"}` + "\n" + `{"host":"p2.example.com"}` + "\n" + `{"host":"p3.example.com"}` + "\n"

@@ -1,4 +1,4 @@
-package store_test
+package hoststore_test
 
 import (
 	"context"
@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/periscope-oss/periscope/internal/host"
-	"github.com/periscope-oss/periscope/internal/store"
-	"github.com/periscope-oss/periscope/internal/store/storetest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 )
 
 // A bulk load skips the name lookups only while it has stored every stored
@@ -15,7 +14,7 @@ import (
 // began, one another writer stored between its transactions, and one of a
 // rolled-back transaction all end up as exactly one host.
 func TestHostLoadNeverDuplicatesANameOnEitherEngine(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *hoststore.Store) {
 		ctx := context.Background()
 		obs := func(names ...string) []host.Host {
 			var hs []host.Host
@@ -24,7 +23,7 @@ func TestHostLoadNeverDuplicatesANameOnEitherEngine(t *testing.T) {
 			}
 			return hs
 		}
-		tx := func(load *store.HostLoad, commit bool, names ...string) store.HostStats {
+		tx := func(load *hoststore.HostLoad, commit bool, names ...string) hoststore.HostStats {
 			t.Helper()
 			b, err := s.PrepareHosts(obs(names...))
 			if err != nil {
@@ -47,7 +46,7 @@ func TestHostLoadNeverDuplicatesANameOnEitherEngine(t *testing.T) {
 			}
 			return st
 		}
-		check := func(st store.HostStats, inserted, updated int) {
+		check := func(st hoststore.HostStats, inserted, updated int) {
 			t.Helper()
 			if st.Inserted != inserted || st.Updated+st.Unchanged != updated {
 				t.Errorf("inserted %d, updated %d, unchanged %d; want %d new and %d stored", st.Inserted, st.Updated, st.Unchanged, inserted, updated)
@@ -55,7 +54,7 @@ func TestHostLoadNeverDuplicatesANameOnEitherEngine(t *testing.T) {
 		}
 
 		// A load into an empty table.
-		load := store.NewHostLoad()
+		load := hoststore.NewHostLoad()
 		check(tx(load, true, "a.example.com", "b.example.com"), 2, 0)
 		check(tx(load, true, "b.example.com", "c.example.com"), 1, 1) // its own name, from the transaction before
 		// Another writer between the load's transactions.
@@ -64,17 +63,17 @@ func TestHostLoadNeverDuplicatesANameOnEitherEngine(t *testing.T) {
 		}
 		check(tx(load, true, "d.example.com", "e.example.com", "a.example.com"), 1, 2)
 		// A new load on a table that holds hosts.
-		load = store.NewHostLoad()
+		load = hoststore.NewHostLoad()
 		check(tx(load, true, "e.example.com", "f.example.com"), 1, 1)
 		// A rolled-back transaction, then the same names again.
-		load = store.NewHostLoad()
+		load = hoststore.NewHostLoad()
 		tx(load, false, "g.example.com")
 		check(tx(load, true, "g.example.com", "f.example.com"), 1, 1)
 
 		for i, n := range []string{"a", "b", "c", "d", "e", "f", "g"} {
 			var count int
 			name := fmt.Sprintf("%s.example.com", n)
-			if err := s.DB().QueryRowContext(ctx, s.Rebind(`SELECT COUNT(*) FROM hosts WHERE name = ?`), name).Scan(&count); err != nil || count != 1 {
+			if err := s.Core().DB().QueryRowContext(ctx, s.Core().Rebind(`SELECT COUNT(*) FROM hosts WHERE name = ?`), name).Scan(&count); err != nil || count != 1 {
 				t.Errorf("host %d %s: %d rows, %v", i, name, count, err)
 			}
 		}
@@ -86,7 +85,7 @@ func TestHostLoadNeverDuplicatesANameOnEitherEngine(t *testing.T) {
 // from US to DE and back within one transaction is found under US only,
 // and one that moves for good under its new country only.
 func TestHostTermMovesAcrossBatchesOfATransaction(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *hoststore.Store) {
 		ctx := context.Background()
 		at := func(name, cc string, seen int64) host.Host {
 			return host.Host{Host: name, IPMetadata: host.IPMetadata{CountryCode: cc}, FirstSeen: 1, LastSeen: seen}
@@ -94,7 +93,7 @@ func TestHostTermMovesAcrossBatchesOfATransaction(t *testing.T) {
 		if _, err := s.UpsertHosts(ctx, []host.Host{at("x.example.com", "US", 10), at("y.example.com", "US", 10)}); err != nil {
 			t.Fatal(err)
 		}
-		w, err := s.BeginHosts(ctx, store.NewHostLoad())
+		w, err := s.BeginHosts(ctx, hoststore.NewHostLoad())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +113,7 @@ func TestHostTermMovesAcrossBatchesOfATransaction(t *testing.T) {
 			t.Fatal(err)
 		}
 		for cc, want := range map[string][]string{"us": {"x.example.com"}, "de": nil, "fr": {"y.example.com"}} {
-			page, err := s.SearchHosts(ctx, store.HostQuery{Terms: []string{"cc:" + cc}, Limit: 10})
+			page, err := s.SearchHosts(ctx, hoststore.HostQuery{Terms: []string{"cc:" + cc}, Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,11 +1,10 @@
-package store
+package hoststore
 
 import (
 	"bytes"
 	"context"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -16,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
@@ -106,7 +106,7 @@ func (p preparedHost) observation() (host.Host, error) {
 // caller may reuse it once PrepareHosts returns.
 func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 	b := &HostBatch{}
-	now := s.Now().Unix()
+	now := s.st.Now().Unix()
 	// The distinct hosts are gathered at the front of hs, merged by name:
 	// a batch of hosts is large, and copying it touched fresh memory.
 	byName := make(map[string]int, len(hs))
@@ -250,7 +250,7 @@ func (s *Store) UpsertHostBatch(ctx context.Context, b *HostBatch) (HostStats, e
 type HostWriter struct {
 	s      *Store
 	ctx    context.Context // BeginHosts's: the transaction's
-	tx     *Tx
+	tx     *store.Tx
 	load   *HostLoad
 	moves  termMoves // the updated hosts' term changes, applied at Commit
 	failed bool
@@ -260,15 +260,15 @@ type HostWriter struct {
 // BeginHosts starts a transaction of host batches, as part of load when
 // it is not nil (the transactions of one bulk load, one after the other).
 func (s *Store) BeginHosts(ctx context.Context, load *HostLoad) (*HostWriter, error) {
-	sqlTx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.st.Begin(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("begin transaction: %w", err)
+		return nil, err
 	}
-	w := &HostWriter{s: s, ctx: ctx, tx: &Tx{tx: sqlTx, d: s.dialect}, load: load, moves: termMoves{}}
+	w := &HostWriter{s: s, ctx: ctx, tx: tx, load: load, moves: termMoves{}}
 	// One writer at a time: new hosts take the ids after the largest
 	// stored one, and merges read before they write.
-	if err := s.takeTurns(ctx, w.tx, lockHosts); err != nil {
-		sqlTx.Rollback()
+	if err := tx.Dialect().TakeTurns(ctx, tx, store.LockHosts); err != nil {
+		tx.Rollback()
 		return nil, err
 	}
 	return w, nil
@@ -302,7 +302,7 @@ func (w *HostWriter) Commit() error {
 		return fmt.Errorf("commit hosts: %w", err)
 	}
 	w.done = true
-	if err := w.tx.tx.Commit(); err != nil {
+	if err := w.tx.Commit(); err != nil {
 		w.load.stop() // what it noted of the transaction may not be stored
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -315,7 +315,7 @@ func (w *HostWriter) Rollback() {
 		w.done = true
 		w.load.stop() // it noted names that are not stored
 	}
-	w.tx.tx.Rollback()
+	w.tx.Rollback()
 }
 
 type storedHost struct {
@@ -330,7 +330,7 @@ type storedHost struct {
 // merged and updated. New hosts' terms are written
 // as one posting row per term; updated hosts' term changes are applied to
 // the rows holding them.
-func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *HostStats, load *HostLoad, moves termMoves) error {
+func (s *Store) upsertHostsTx(ctx context.Context, tx *store.Tx, b *HostBatch, st *HostStats, load *HostLoad, moves termMoves) error {
 	var next int64
 	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM hosts`).Scan(&next); err != nil {
 		return fmt.Errorf("upsert hosts: %w", err)
@@ -348,11 +348,8 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *Tx, b *HostBatch, st *Hos
 		}
 		allInserted = allInserted && all
 	}
-	if s.Dialect() == "postgres" {
-		// Keep the id sequence past the ids taken, for any other writer.
-		if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence('hosts', 'id'), (SELECT COALESCE(MAX(id), 1) FROM hosts))`); err != nil {
-			return fmt.Errorf("upsert hosts: %w", err)
-		}
+	if err := s.d.syncIDs(ctx, tx); err != nil {
+		return fmt.Errorf("upsert hosts: %w", err)
 	}
 
 	// The posting rows of the new hosts, in term order (the inserts walk
@@ -499,7 +496,7 @@ func (m termMoves) note(term string, id int64, add bool) {
 
 // apply writes the changes: removals first, then additions, each in term
 // order.
-func (m termMoves) apply(ctx context.Context, tx *Tx) error {
+func (m termMoves) apply(ctx context.Context, tx *store.Tx) error {
 	adds, dels := map[string][]int64{}, map[string][]int64{}
 	for t, ids := range m {
 		for id, add := range ids {
@@ -542,13 +539,13 @@ func samePrevDoc(prev host.Host, doc []byte) bool {
 	return err == nil && bytes.Equal(again, doc)
 }
 
-func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []preparedHost) (map[string]storedHost, error) {
+func (s *Store) loadHosts(ctx context.Context, tx *store.Tx, batch []preparedHost) (map[string]storedHost, error) {
 	out := make(map[string]storedHost)
 	keys := make([]string, len(batch))
 	for i, p := range batch {
 		keys[i] = host.ReverseKey(p.name)
 	}
-	err := queryIn(ctx, tx, `SELECT id, name, doc FROM hosts WHERE rkey IN (%s)`, keys, func(rows *sql.Rows) error {
+	err := store.QueryIn(ctx, tx, `SELECT id, name, doc FROM hosts WHERE rkey IN (%s)`, keys, func(rows *sql.Rows) error {
 		var sh storedHost
 		var name string
 		if err := rows.Scan(&sh.id, &name, &sh.doc); err != nil {
@@ -566,7 +563,7 @@ func (s *Store) loadHosts(ctx context.Context, tx *Tx, batch []preparedHost) (ma
 const hostCols = `name, rkey, ipkey, is_resolvable, http_title, last_seen, doc`
 
 func hostArgs(h host.Host, doc []byte) []any {
-	return []any{h.Host, host.ReverseKey(h.Host), IPKey(h.IPAddress), b2i(h.IsResolvable),
+	return []any{h.Host, host.ReverseKey(h.Host), IPKey(h.IPAddress), store.BoolInt(h.IsResolvable),
 		strings.ToLower(h.HTTPTitle), h.LastSeen, doc}
 }
 
@@ -582,29 +579,10 @@ func IPKey(s string) string {
 	return hex.EncodeToString(b[:])
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// insertIgnoring is a multi-row INSERT INTO of rest (table, columns and
-// values) that leaves out the rows whose key conflicts. On SQLite it is
-// INSERT OR IGNORE: a statement that cannot abort needs no statement
-// journal, which otherwise copies every page the statement first touches
-// (half the cost of a batch insert into a large index).
-func insertIgnoring(d dialect, rest, conflict string) string {
-	if d.name() == "sqlite" {
-		return "INSERT OR IGNORE INTO " + rest
-	}
-	return "INSERT INTO " + rest + " ON CONFLICT (" + conflict + ") DO NOTHING"
-}
-
 // storedNames returns which of names are stored, looked up by their
 // reversed-label keys (the subdomain index; names have no index of their
 // own).
-func storedNames(ctx context.Context, tx *Tx, names []string) (map[string]bool, error) {
+func (s *Store) storedNames(ctx context.Context, tx *store.Tx, names []string) (map[string]bool, error) {
 	out := make(map[string]bool)
 	keys := make([]string, len(names))
 	for i, n := range names {
@@ -618,26 +596,7 @@ func storedNames(ctx context.Context, tx *Tx, names []string) (map[string]bool, 
 		out[n] = true
 		return nil
 	}
-	var err error
-	if tx.d.name() == "sqlite" {
-		// One JSON argument rather than hundreds bound one by one.
-		js, jerr := json.Marshal(keys)
-		if jerr != nil {
-			return nil, fmt.Errorf("find stored hosts: %w", jerr)
-		}
-		var rows *sql.Rows
-		if rows, err = tx.Query(ctx, `SELECT name FROM hosts WHERE rkey IN (SELECT value FROM json_each(?))`, string(js)); err == nil {
-			for rows.Next() && err == nil {
-				err = collect(rows)
-			}
-			rows.Close()
-			if err == nil {
-				err = rows.Err()
-			}
-		}
-	} else {
-		err = queryIn(ctx, tx, `SELECT name FROM hosts WHERE rkey IN (%s)`, keys, collect)
-	}
+	err := s.d.storedNames(ctx, tx, keys, collect)
 	if err != nil {
 		return nil, fmt.Errorf("find stored hosts: %w", err)
 	}
@@ -650,7 +609,7 @@ func storedNames(ctx context.Context, tx *Tx, names []string) (map[string]bool, 
 // host was new. The hosts' writers take turns, so what storedNames finds
 // stays true until the insert. New hosts take consecutive ids: on SQLite
 // the table's own (largest + 1, in order), on PostgreSQL given.
-func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []preparedHost, ids []int64, load *HostLoad) (int64, bool, error) {
+func (s *Store) insertHostRows(ctx context.Context, tx *store.Tx, next int64, hs []preparedHost, ids []int64, load *HostLoad) (int64, bool, error) {
 	names := make([]string, 0, len(hs))
 	for _, p := range hs {
 		// A bulk load that stored every stored name knows the others
@@ -662,11 +621,11 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 	stored := map[string]bool{}
 	if len(names) > 0 {
 		var err error
-		if stored, err = storedNames(ctx, tx, names); err != nil {
+		if stored, err = s.storedNames(ctx, tx, names); err != nil {
 			return 0, false, err
 		}
 	}
-	sqlite := s.Dialect() == "sqlite"
+	ownIDs := !s.d.explicitIDs()
 	args := make([]any, 0, 8*len(hs))
 	n := int64(0)
 	for i, p := range hs {
@@ -674,7 +633,7 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 			continue
 		}
 		ids[i] = next + n
-		if !sqlite {
+		if !ownIDs {
 			args = append(args, ids[i])
 		}
 		args = append(args, p.row...)
@@ -684,7 +643,7 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 		return next, false, nil
 	}
 	cols, row := hostCols, `(?,?,?,?,?,?,?)`
-	if !sqlite {
+	if !ownIDs {
 		// An explicit id on SQLite would make the insert a statement
 		// that can abort (a non-integer id), and so journalled.
 		cols, row = "id, "+hostCols, `(?,?,?,?,?,?,?,?)`
@@ -692,10 +651,10 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 	// OR IGNORE keeps SQLite from journalling the statement; nothing is
 	// there to ignore, and the count below proves it.
 	q := `INSERT INTO hosts (` + cols + `) VALUES ` + row + strings.Repeat(","+row, int(n)-1)
-	if sqlite {
+	if ownIDs {
 		q = `INSERT OR IGNORE INTO hosts (` + cols + `) VALUES ` + row + strings.Repeat(","+row, int(n)-1)
 	}
-	stmt, err := tx.prepared(ctx, q)
+	stmt, err := tx.Prepared(ctx, q)
 	if err != nil {
 		return 0, false, fmt.Errorf("insert hosts: %w", err)
 	}
@@ -718,8 +677,8 @@ func (s *Store) insertHostRows(ctx context.Context, tx *Tx, next int64, hs []pre
 	return next + n, int(n) == len(hs), nil
 }
 
-func (s *Store) updateHostRow(ctx context.Context, tx *Tx, id int64, h host.Host, doc []byte) error {
-	stmt, err := tx.prepared(ctx, `UPDATE hosts SET ipkey = ?, is_resolvable = ?, http_title = ?, last_seen = ?, doc = ? WHERE id = ?`)
+func (s *Store) updateHostRow(ctx context.Context, tx *store.Tx, id int64, h host.Host, doc []byte) error {
+	stmt, err := tx.Prepared(ctx, `UPDATE hosts SET ipkey = ?, is_resolvable = ?, http_title = ?, last_seen = ?, doc = ? WHERE id = ?`)
 	if err != nil {
 		return fmt.Errorf("update host %q: %w", h.Host, err)
 	}
@@ -737,7 +696,7 @@ func (s *Store) Host(ctx context.Context, name string) (host.Host, error) {
 	if err != nil {
 		return host.Host{}, periscope.Errorf(periscope.ENotFound, "No host %q is indexed.", periscope.Clip(name, 64))
 	}
-	row, err := s.QueryRowPrepared(ctx, `SELECT doc FROM hosts WHERE rkey = ? AND name = ?`, host.ReverseKey(n.Host), n.Host)
+	row, err := s.st.QueryRowPrepared(ctx, `SELECT doc FROM hosts WHERE rkey = ? AND name = ?`, host.ReverseKey(n.Host), n.Host)
 	if err != nil {
 		return host.Host{}, fmt.Errorf("find host %q: %w", n.Host, err)
 	}
@@ -941,10 +900,11 @@ const (
 // figures rather than waiting for autovacuum. SQLite needs nothing: its
 // host queries fix their join order.
 func (s *Store) AnalyzeHosts(ctx context.Context) error {
-	if s.Dialect() != "postgres" {
+	q := s.d.analyze()
+	if q == "" {
 		return nil
 	}
-	if _, err := s.exec(ctx, `ANALYZE hosts, host_postings`); err != nil {
+	if _, err := s.exec(ctx, q); err != nil {
 		return fmt.Errorf("analyze hosts: %w", err)
 	}
 	return nil

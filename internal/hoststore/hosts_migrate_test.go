@@ -1,4 +1,4 @@
-package store_test
+package hoststore_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -30,7 +32,7 @@ func TestMigrationMovesHostTermsToPostings(t *testing.T) {
 				}
 			}
 			exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`)
-			ms, err := s.Migrations()
+			ms, err := s.Migrations(schema.Sets()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,13 +52,13 @@ func TestMigrationMovesHostTermsToPostings(t *testing.T) {
 				doc, _ := json.Marshal(h)
 				ip := fmt.Sprintf("198.51.100.%d", i)
 				exec(`INSERT INTO hosts (id, name, rkey, domain, ip, ipkey, is_cloud, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-					i*10, h.Host, host.ReverseKey(h.Host), "example.com", ip, store.IPKey(ip), map[bool]int{true: 1}[h.IsCloud], doc)
+					i*10, h.Host, host.ReverseKey(h.Host), "example.com", ip, hoststore.IPKey(ip), map[bool]int{true: 1}[h.IsCloud], doc)
 				exec(`INSERT INTO host_terms (term, host_id) VALUES (?, ?), (?, ?), (?, ?)`, "cc:us", i*10, "d:example.com", i*10, "ip:"+ip, i*10)
 				if i == 2 {
 					exec(`INSERT INTO host_terms (term, host_id) VALUES (?, ?)`, "cloud:aws", i*10)
 				}
 			}
-			if applied, err := s.Migrate(ctx); err != nil || len(applied) != len(ms)-4 {
+			if applied, err := s.Migrate(ctx, schema.Sets()...); err != nil || len(applied) != len(ms)-4 {
 				t.Fatalf("migrate: %v %v", applied, err)
 			}
 			if _, err := s.DB().ExecContext(ctx, `SELECT 1 FROM host_terms`); err == nil {
@@ -72,24 +74,25 @@ func TestMigrationMovesHostTermsToPostings(t *testing.T) {
 				rows != n || names != "h1.example.com h3.example.com" {
 				t.Errorf("after the migrations: %d hosts with addresses, %q, %v", rows, names, err)
 			}
-			if _, err := s.UpsertHosts(ctx, []host.Host{{Host: "new.example.com", IPMetadata: host.IPMetadata{CountryCode: "US"}}}); err != nil {
+			hs := hoststore.New(s)
+			if _, err := hs.UpsertHosts(ctx, []host.Host{{Host: "new.example.com", IPMetadata: host.IPMetadata{CountryCode: "US"}}}); err != nil {
 				t.Fatal(err)
 			}
 			for _, c := range []struct {
-				q     store.HostQuery
+				q     hoststore.HostQuery
 				total int
 				first string
 			}{
-				{store.HostQuery{Terms: []string{"cc:us"}}, n + 1, "h1.example.com"},
-				{store.HostQuery{Terms: []string{"cc:us", "d:example.com"}}, n + 1, "h1.example.com"},
-				{store.HostQuery{Terms: []string{"cloud:aws"}}, 1, "h2.example.com"},
-				{store.HostQuery{Terms: []string{"ip:198.51.100.3"}}, 1, "h3.example.com"},
-				{store.HostQuery{Terms: []string{"ip:198.51.100.3", "cc:us"}}, 1, "h3.example.com"},
-				{store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: false}}, n, "h1.example.com"},
-				{store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: true}, Terms: []string{"cc:us"}}, 1, "h2.example.com"},
+				{hoststore.HostQuery{Terms: []string{"cc:us"}}, n + 1, "h1.example.com"},
+				{hoststore.HostQuery{Terms: []string{"cc:us", "d:example.com"}}, n + 1, "h1.example.com"},
+				{hoststore.HostQuery{Terms: []string{"cloud:aws"}}, 1, "h2.example.com"},
+				{hoststore.HostQuery{Terms: []string{"ip:198.51.100.3"}}, 1, "h3.example.com"},
+				{hoststore.HostQuery{Terms: []string{"ip:198.51.100.3", "cc:us"}}, 1, "h3.example.com"},
+				{hoststore.HostQuery{Flags: map[hoststore.HostFlag]bool{hoststore.FlagCloud: false}}, n, "h1.example.com"},
+				{hoststore.HostQuery{Flags: map[hoststore.HostFlag]bool{hoststore.FlagCloud: true}, Terms: []string{"cc:us"}}, 1, "h2.example.com"},
 			} {
 				c.q.Limit = 10
-				p, err := s.SearchHosts(ctx, c.q)
+				p, err := hs.SearchHosts(ctx, c.q)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package store
+package hoststore
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // CountCap is where host counts stop when a query tests the host rows
@@ -110,7 +110,7 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	}
 	if q.TitleContains != "" {
 		conds = append(conds, rowCond{`h.http_title LIKE ? ESCAPE '\'`,
-			[]any{"%" + likeEscape(strings.ToLower(q.TitleContains)) + "%"}, false})
+			[]any{"%" + store.LikeEscape(strings.ToLower(q.TitleContains)) + "%"}, false})
 	}
 	if len(terms) == 0 {
 		return s.searchRows(ctx, conds, q.Limit, q.Offset)
@@ -431,27 +431,7 @@ func scanIDs(rows *sql.Rows) ([]int64, error) {
 
 // inIDs is the condition "col is one of ids", with its one argument: a
 // JSON array on SQLite, an array literal on PostgreSQL.
-func (s *Store) inIDs(col string, ids []int64) (string, any) {
-	var b strings.Builder
-	sep := ","
-	if s.Dialect() == "postgres" {
-		b.WriteByte('{')
-	} else {
-		b.WriteByte('[')
-	}
-	for i, id := range ids {
-		if i > 0 {
-			b.WriteString(sep)
-		}
-		b.WriteString(strconv.FormatInt(id, 10))
-	}
-	if s.Dialect() == "postgres" {
-		b.WriteByte('}')
-		return col + " = ANY(?::bigint[])", b.String()
-	}
-	b.WriteByte(']')
-	return col + " IN (SELECT value FROM json_each(?))", b.String()
-}
+func (s *Store) inIDs(col string, ids []int64) (string, any) { return s.d.inIDs(col, ids) }
 
 // hostsByID returns the hosts of ids, in that order.
 func (s *Store) hostsByID(ctx context.Context, ids []int64) ([]host.Host, error) {
@@ -539,10 +519,6 @@ func (s *Store) cappedCount(ctx context.Context, body string, args []any) (int, 
 		return 0, fmt.Errorf("count hosts: %w", err)
 	}
 	return n, nil
-}
-
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // prefixKeys returns the first and last IPKey of a block.

@@ -1,4 +1,4 @@
-package store_test
+package hoststore_test
 
 import (
 	"context"
@@ -8,11 +8,10 @@ import (
 	"testing"
 
 	"github.com/periscope-oss/periscope/internal/host"
-	"github.com/periscope-oss/periscope/internal/store"
-	"github.com/periscope-oss/periscope/internal/store/storetest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 )
 
-func searchFixture(t *testing.T, s *store.Store) {
+func searchFixture(t *testing.T, s *hoststore.Store) {
 	t.Helper()
 	var hs []host.Host
 	for i := range 30 {
@@ -40,27 +39,27 @@ func searchFixture(t *testing.T, s *store.Store) {
 }
 
 func TestSearchHosts(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *hoststore.Store) {
 		ctx := context.Background()
 		searchFixture(t, s)
 		cases := []struct {
 			name  string
-			q     store.HostQuery
+			q     hoststore.HostQuery
 			total int
 			first string
 		}{
-			{"country", store.HostQuery{Terms: []string{"cc:us"}}, 10, "h00.example.com"},
-			{"country upper case", store.HostQuery{Terms: []string{"cc:US"}}, 10, "h00.example.com"},
-			{"three filters", store.HostQuery{Terms: []string{"port:22", "cc:de", "tech:wordpress"}}, 5, "h04.example.com"},
-			{"product of a service", store.HostQuery{Terms: []string{"prod:openssh"}}, 15, "h00.example.com"},
-			{"asn and cloud", store.HostQuery{Terms: []string{"asn:64501", "cloud:aws"}}, 5, "h04.example.com"},
-			{"no match", store.HostQuery{Terms: []string{"cc:us", "cc:de"}}, 0, ""},
-			{"under a name", store.HostQuery{Under: "example.com"}, 32, "a.b.example.com"},
-			{"exact name", store.HostQuery{Name: "a.b.example.com"}, 1, "a.b.example.com"},
-			{"ip range", store.HostQuery{IPRange: netip.MustParsePrefix("203.0.113.8/29")}, 8, "h08.example.com"},
-			{"flag", store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: true}}, 15, "h00.example.com"},
-			{"title", store.HostQuery{Terms: []string{"cc:fr"}, TitleContains: "PAGE 8"}, 1, "h08.example.com"},
-			{"title is not a pattern", store.HostQuery{TitleContains: "%"}, 0, ""},
+			{"country", hoststore.HostQuery{Terms: []string{"cc:us"}}, 10, "h00.example.com"},
+			{"country upper case", hoststore.HostQuery{Terms: []string{"cc:US"}}, 10, "h00.example.com"},
+			{"three filters", hoststore.HostQuery{Terms: []string{"port:22", "cc:de", "tech:wordpress"}}, 5, "h04.example.com"},
+			{"product of a service", hoststore.HostQuery{Terms: []string{"prod:openssh"}}, 15, "h00.example.com"},
+			{"asn and cloud", hoststore.HostQuery{Terms: []string{"asn:64501", "cloud:aws"}}, 5, "h04.example.com"},
+			{"no match", hoststore.HostQuery{Terms: []string{"cc:us", "cc:de"}}, 0, ""},
+			{"under a name", hoststore.HostQuery{Under: "example.com"}, 32, "a.b.example.com"},
+			{"exact name", hoststore.HostQuery{Name: "a.b.example.com"}, 1, "a.b.example.com"},
+			{"ip range", hoststore.HostQuery{IPRange: netip.MustParsePrefix("203.0.113.8/29")}, 8, "h08.example.com"},
+			{"flag", hoststore.HostQuery{Flags: map[hoststore.HostFlag]bool{hoststore.FlagCloud: true}}, 15, "h00.example.com"},
+			{"title", hoststore.HostQuery{Terms: []string{"cc:fr"}, TitleContains: "PAGE 8"}, 1, "h08.example.com"},
+			{"title is not a pattern", hoststore.HostQuery{TitleContains: "%"}, 0, ""},
 		}
 		for _, c := range cases {
 			c.q.Limit = 5
@@ -79,7 +78,7 @@ func TestSearchHosts(t *testing.T) {
 		// Paging walks every host once.
 		var all []string
 		for off := 0; ; off += 7 {
-			p, err := s.SearchHosts(ctx, store.HostQuery{Terms: []string{"port:443"}, Limit: 7, Offset: off})
+			p, err := s.SearchHosts(ctx, hoststore.HostQuery{Terms: []string{"port:443"}, Limit: 7, Offset: off})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +96,7 @@ func TestSearchHosts(t *testing.T) {
 }
 
 func TestSubdomains(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *hoststore.Store) {
 		ctx := context.Background()
 		searchFixture(t, s)
 		names, total, err := s.Subdomains(ctx, "example.com", false, 3, 1000)
@@ -129,7 +128,7 @@ func TestSubdomains(t *testing.T) {
 // move hosts between posting lists: taking a list's first host out, adding
 // terms to old hosts, flipping flags.
 func TestSearchHostsCountsAndPostingUpdates(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *hoststore.Store) {
 		ctx := context.Background()
 		const n = 12000
 		hs := make([]host.Host, 0, n)
@@ -147,7 +146,7 @@ func TestSearchHostsCountsAndPostingUpdates(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		search := func(q store.HostQuery) store.HostPage {
+		search := func(q hoststore.HostQuery) hoststore.HostPage {
 			t.Helper()
 			p, err := s.SearchHosts(ctx, q)
 			if err != nil {
@@ -155,23 +154,23 @@ func TestSearchHostsCountsAndPostingUpdates(t *testing.T) {
 			}
 			return p
 		}
-		if p := search(store.HostQuery{Terms: []string{"cc:us", "port:443"}, Limit: 10}); !p.Exact || p.Total != n || len(p.Hosts) != 10 {
+		if p := search(hoststore.HostQuery{Terms: []string{"cc:us", "port:443"}, Limit: 10}); !p.Exact || p.Total != n || len(p.Hosts) != 10 {
 			t.Fatalf("common terms: total %d exact %v, %d hosts", p.Total, p.Exact, len(p.Hosts))
 		}
-		if p := search(store.HostQuery{Terms: []string{"cc:us", "port:443"}, Limit: 10, Offset: 11990}); len(p.Hosts) != 10 || p.Hosts[0].Host != "s11990.example.net" {
+		if p := search(hoststore.HostQuery{Terms: []string{"cc:us", "port:443"}, Limit: 10, Offset: 11990}); len(p.Hosts) != 10 || p.Hosts[0].Host != "s11990.example.net" {
 			t.Fatalf("last page: %d hosts", len(p.Hosts))
 		}
-		if p := search(store.HostQuery{Terms: []string{"cc:us", "tech:react", "port:443"}, Limit: 10}); !p.Exact || p.Total != n/2 || p.Hosts[1].Host != "s00002.example.net" {
+		if p := search(hoststore.HostQuery{Terms: []string{"cc:us", "tech:react", "port:443"}, Limit: 10}); !p.Exact || p.Total != n/2 || p.Hosts[1].Host != "s00002.example.net" {
 			t.Fatalf("three terms: total %d exact %v", p.Total, p.Exact)
 		}
-		if p := search(store.HostQuery{Terms: []string{"port:443"}, Limit: 3, Offset: 6000}); !p.Exact || p.Total != n || p.Hosts[0].Host != "s06000.example.net" {
+		if p := search(hoststore.HostQuery{Terms: []string{"port:443"}, Limit: 3, Offset: 6000}); !p.Exact || p.Total != n || p.Hosts[0].Host != "s06000.example.net" {
 			t.Fatalf("one term past a row: total %d exact %v %v", p.Total, p.Exact, p.Hosts)
 		}
-		p := search(store.HostQuery{Terms: []string{"cc:us"}, TitleContains: "welcome", Limit: 10})
-		if p.Exact || p.Total < store.CountCap || len(p.Hosts) != 10 {
+		p := search(hoststore.HostQuery{Terms: []string{"cc:us"}, TitleContains: "welcome", Limit: 10})
+		if p.Exact || p.Total < hoststore.CountCap || len(p.Hosts) != 10 {
 			t.Fatalf("title over many hosts: total %d exact %v, %d hosts", p.Total, p.Exact, len(p.Hosts))
 		}
-		if p := search(store.HostQuery{Terms: []string{"cc:us"}, TitleContains: "welcome", Limit: 10, Offset: 11995}); len(p.Hosts) != 5 || p.Hosts[4].Host != "s11999.example.net" {
+		if p := search(hoststore.HostQuery{Terms: []string{"cc:us"}, TitleContains: "welcome", Limit: 10, Offset: 11995}); len(p.Hosts) != 5 || p.Hosts[4].Host != "s11999.example.net" {
 			t.Fatalf("title page beyond the count: %d hosts", len(p.Hosts))
 		}
 
@@ -192,24 +191,24 @@ func TestSearchHostsCountsAndPostingUpdates(t *testing.T) {
 		if err != nil || st.Updated != 104 || st.Inserted != 1 {
 			t.Fatalf("update: %+v %v", st, err)
 		}
-		if p := search(store.HostQuery{Terms: []string{"cc:us"}, Limit: 1}); p.Total != n-100+1 || p.Hosts[0].Host != "s00100.example.net" {
+		if p := search(hoststore.HostQuery{Terms: []string{"cc:us"}, Limit: 1}); p.Total != n-100+1 || p.Hosts[0].Host != "s00100.example.net" {
 			t.Fatalf("after the move, US: total %d %v", p.Total, p.Hosts)
 		}
-		if p := search(store.HostQuery{Terms: []string{"cc:us"}, Limit: 1, Offset: n - 100}); len(p.Hosts) != 1 || p.Hosts[0].Host != "a-new.example.net" {
+		if p := search(hoststore.HostQuery{Terms: []string{"cc:us"}, Limit: 1, Offset: n - 100}); len(p.Hosts) != 1 || p.Hosts[0].Host != "a-new.example.net" {
 			t.Fatalf("the new host is not last: %v", p.Hosts)
 		}
-		if p := search(store.HostQuery{Terms: []string{"cc:de", "port:443"}, Limit: 200}); p.Total != 100 || len(p.Hosts) != 100 || p.Hosts[99].Host != "s00099.example.net" {
+		if p := search(hoststore.HostQuery{Terms: []string{"cc:de", "port:443"}, Limit: 200}); p.Total != 100 || len(p.Hosts) != 100 || p.Hosts[99].Host != "s00099.example.net" {
 			t.Fatalf("after the move, DE: total %d", p.Total)
 		}
-		p = search(store.HostQuery{Terms: []string{"tech:vue"}, Limit: 10})
+		p = search(hoststore.HostQuery{Terms: []string{"tech:vue"}, Limit: 10})
 		if p.Total != 3 || len(p.Hosts) != 3 || p.Hosts[0].Host != "s00107.example.net" || p.Hosts[2].Host != "s11000.example.net" {
 			t.Fatalf("added technology: total %d %v", p.Total, p.Hosts)
 		}
-		if p := search(store.HostQuery{Terms: []string{"tech:vue", "tech:react"}, Limit: 10}); p.Total != 2 || p.Hosts[0].Host != "s05006.example.net" {
+		if p := search(hoststore.HostQuery{Terms: []string{"tech:vue", "tech:react"}, Limit: 10}); p.Total != 2 || p.Hosts[0].Host != "s05006.example.net" {
 			t.Fatalf("added and old technology: total %d", p.Total)
 		}
-		cloud := search(store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: true}, Limit: 10})
-		notCloud := search(store.HostQuery{Flags: map[store.HostFlag]bool{store.FlagCloud: false}, Limit: 10})
+		cloud := search(hoststore.HostQuery{Flags: map[hoststore.HostFlag]bool{hoststore.FlagCloud: true}, Limit: 10})
+		notCloud := search(hoststore.HostQuery{Flags: map[hoststore.HostFlag]bool{hoststore.FlagCloud: false}, Limit: 10})
 		if cloud.Total != 1 || cloud.Hosts[0].Host != "s00209.example.net" || notCloud.Total != n-1+1 || notCloud.Hosts[9].Host != "s00009.example.net" {
 			t.Fatalf("flag: cloud %d, not cloud %d %v", cloud.Total, notCloud.Total, notCloud.Hosts)
 		}
@@ -224,7 +223,7 @@ func TestSearchHostsCountsAndPostingUpdates(t *testing.T) {
 // through the hosts table, not posted as terms; together with the posted
 // values they answer the same as any term, also after the address moves.
 func TestSearchSelfAnsweredTerms(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *hoststore.Store) {
 		ctx := context.Background()
 		_, err := s.UpsertHosts(ctx, []host.Host{
 			{Host: "www.example.org", IPAddress: "192.0.2.10", DNS: host.DNS{A: []string{"192.0.2.10", "192.0.2.11"}},
@@ -239,7 +238,7 @@ func TestSearchSelfAnsweredTerms(t *testing.T) {
 		}
 		check := func(terms []string, want ...string) {
 			t.Helper()
-			p, err := s.SearchHosts(ctx, store.HostQuery{Terms: terms, Limit: 10})
+			p, err := s.SearchHosts(ctx, hoststore.HostQuery{Terms: terms, Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

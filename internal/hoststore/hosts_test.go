@@ -1,4 +1,4 @@
-package store_test
+package hoststore_test
 
 import (
 	"context"
@@ -9,14 +9,13 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/periscope"
-	"github.com/periscope-oss/periscope/internal/store"
-	"github.com/periscope-oss/periscope/internal/store/storetest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 )
 
 func TestUpsertHostsMerges(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *hoststore.Store) {
 		ctx := context.Background()
-		s.Now = func() time.Time { return time.Unix(1700000000, 0) }
+		s.Core().Now = func() time.Time { return time.Unix(1700000000, 0) }
 		st, err := s.UpsertHosts(ctx, []host.Host{
 			{Host: "WWW.Example.COM.", IPAddress: "93.184.216.34", NetworkServices: []host.Service{{Port: 443, Service: "https", Product: "nginx"}}},
 			{Host: "www.example.com", Tags: []string{"web"}}, // same host in one batch
@@ -79,7 +78,7 @@ func TestUpsertHostsMerges(t *testing.T) {
 }
 
 func TestUpsertHostsConcurrent(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *hoststore.Store) {
 		ctx := context.Background()
 		var wg sync.WaitGroup
 		errs := make(chan error, 8)

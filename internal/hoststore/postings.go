@@ -1,4 +1,4 @@
-package store
+package hoststore
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // The inverted index of the host store is a table of posting lists:
@@ -455,7 +457,7 @@ func intersectIDs(a, b []int64) []int64 {
 
 // postingWriter writes posting rows in one transaction.
 type postingWriter struct {
-	tx *Tx
+	tx *store.Tx
 }
 
 // termIDList is the ids a batch adds to or removes from one term.
@@ -469,7 +471,7 @@ type termIDList struct {
 func (w postingWriter) insertNew(ctx context.Context, lists []termIDList) error {
 	const per = 200 // rows per statement
 	for c := range slices.Chunk(lists, per) {
-		q, err := w.tx.prepared(ctx, insertIgnoring(w.tx.d, `host_postings (term, first_id, n, ids) VALUES (?,?,?,?)`+
+		q, err := w.tx.Prepared(ctx, w.tx.Dialect().InsertIgnoring(`host_postings (term, first_id, n, ids) VALUES (?,?,?,?)`+
 			strings.Repeat(`,(?,?,?,?)`, len(c)-1), "term, first_id"))
 		if err != nil {
 			return fmt.Errorf("insert postings: %w", err)
@@ -585,7 +587,7 @@ func (w postingWriter) remove(ctx context.Context, l termIDList) error {
 // terms a host's own row answers, adds the flag terms of every host, and
 // drops host_terms. Both are read in key ranges, so
 // memory stays flat however large the index.
-func moveHostTerms(ctx context.Context, tx *Tx) error {
+func moveHostTerms(ctx context.Context, tx *store.Tx) error {
 	w := postingWriter{tx: tx}
 	var pending []termIDList
 	flush := func(force bool) error {

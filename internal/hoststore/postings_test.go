@@ -1,4 +1,4 @@
-package store
+package hoststore
 
 import (
 	"math/rand/v2"

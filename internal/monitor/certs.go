@@ -3,16 +3,17 @@ package monitor
 import (
 	"context"
 
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
-	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 )
 
 // CertResult reports what IngestCerts did with a batch.
 type CertResult struct {
-	Certs store.CertStats
+	Certs brandstore.CertStats
 	// Hosts is what the certificates' names did to the host index.
-	Hosts store.HostStats
+	Hosts hoststore.HostStats
 	// Links counts new certificate links to organizations.
 	Links int
 	// Match is what matching the names against the brands did.
@@ -26,12 +27,12 @@ type CertResult struct {
 // covers an organization's domain are not reported to that organization: a
 // CA validated that one holder controls them all (google.com's certificate
 // also names google.ca, which is Google's, not a look-alike).
-func (m *Monitor) IngestCerts(ctx context.Context, batch []store.SeenCert) (CertResult, error) {
+func (m *Monitor) IngestCerts(ctx context.Context, batch []brandstore.SeenCert) (CertResult, error) {
 	var res CertResult
 	if len(batch) == 0 {
 		return res, nil
 	}
-	cs, err := m.store.UpsertCertificates(ctx, batch)
+	cs, err := m.brand.UpsertCertificates(ctx, batch)
 	if err != nil {
 		return res, err
 	}
@@ -39,7 +40,7 @@ func (m *Monitor) IngestCerts(ctx context.Context, batch []store.SeenCert) (Cert
 	now := m.store.Now().Unix()
 	var hosts []host.Host
 	var names []string
-	var links []store.CertLink
+	var links []brandstore.CertLink
 	seenName := map[string]bool{}
 	exclude := map[string]map[string]bool{}
 	for _, sc := range batch {
@@ -69,10 +70,10 @@ func (m *Monitor) IngestCerts(ctx context.Context, batch []store.SeenCert) (Cert
 			}
 		}
 	}
-	if res.Hosts, err = m.store.UpsertHosts(ctx, hosts); err != nil {
+	if res.Hosts, err = m.hosts.UpsertHosts(ctx, hosts); err != nil {
 		return res, err
 	}
-	if res.Links, err = m.store.LinkCertificates(ctx, links); err != nil {
+	if res.Links, err = m.brand.LinkCertificates(ctx, links); err != nil {
 		return res, err
 	}
 	st, err := m.ensure(ctx)

@@ -28,7 +28,9 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/periscope-oss/periscope/internal/brand"
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -49,6 +51,8 @@ type Options struct {
 // safe for concurrent use.
 type Monitor struct {
 	store *store.Store
+	hosts *hoststore.Store
+	brand *brandstore.Store
 	opts  Options
 	log   *slog.Logger
 	state atomic.Pointer[state]
@@ -94,9 +98,11 @@ func ownedBy(domains map[string]bool, name string) bool {
 	return false
 }
 
-// New returns a Monitor on the store. Nothing is matched until the first
-// Reconcile (Run and the Observe methods do one when needed).
-func New(st *store.Store, opts Options) *Monitor {
+// New returns a Monitor on the store: it reads organizations' assets from
+// st, host names from hosts and keeps its findings and certificates in
+// brand. Nothing is matched until the first Reconcile (Run and the Observe
+// methods do one when needed).
+func New(st *store.Store, hosts *hoststore.Store, brand *brandstore.Store, opts Options) *Monitor {
 	if opts.Poll <= 0 {
 		opts.Poll = 30 * time.Second
 	}
@@ -104,7 +110,7 @@ func New(st *store.Store, opts Options) *Monitor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Monitor{store: st, opts: opts, log: log, nudge: make(chan struct{}, 1)}
+	return &Monitor{store: st, hosts: hosts, brand: brand, opts: opts, log: log, nudge: make(chan struct{}, 1)}
 }
 
 // Notify asks Run to reconcile now (the API calls it when an organization's
@@ -280,7 +286,7 @@ func (m *Monitor) buildSkippingBad(prev *state, drop []string, add []brand.Brand
 // backfill matches stored data against organization domains not matched
 // before, and forgets removed ones.
 func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) error {
-	done, err := m.store.MonitoredPairs(ctx)
+	done, err := m.brand.MonitoredPairs(ctx)
 	if err != nil {
 		return err
 	}
@@ -298,7 +304,7 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 	for k := range done {
 		if !current[k] {
 			org, domain, _ := strings.Cut(k, "|")
-			if err := m.store.SetMonitored(ctx, org, domain, false); err != nil {
+			if err := m.brand.SetMonitored(ctx, org, domain, false); err != nil {
 				return err
 			}
 		}
@@ -334,7 +340,7 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 	exclude := map[string]map[string]bool{}
 	var orgs []string
 	for _, r := range todo {
-		n, err := m.store.LinkCertificatesUnder(ctx, r.OrgID, r.AccountID, r.Domain)
+		n, err := m.brand.LinkCertificatesUnder(ctx, r.OrgID, r.AccountID, r.Domain)
 		if err != nil {
 			return err
 		}
@@ -345,7 +351,7 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 	}
 	// Each organization's names once, after all its domains are linked.
 	for _, org := range orgs {
-		names, err := m.store.OrgCertificateNames(ctx, org)
+		names, err := m.brand.OrgCertificateNames(ctx, org)
 		if err != nil {
 			return err
 		}
@@ -359,7 +365,7 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 	sub := &state{matcher: mt, bases: want, owned: st.owned}
 	var after int64
 	for {
-		names, last, err := m.store.HostNamesAfter(ctx, after, 5000)
+		names, last, err := m.hosts.HostNamesAfter(ctx, after, 5000)
 		if err != nil {
 			return err
 		}
@@ -374,7 +380,7 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 		rs.Findings += res.Inserted
 	}
 	for _, r := range todo {
-		if err := m.store.SetMonitored(ctx, r.OrgID, r.Domain, true); err != nil {
+		if err := m.brand.SetMonitored(ctx, r.OrgID, r.Domain, true); err != nil {
 			return err
 		}
 		rs.Backfilled++
@@ -490,11 +496,11 @@ func (m *Monitor) match(ctx context.Context, st *state, names []string, obs map[
 	if len(hits) == 0 {
 		return res, nil
 	}
-	known, err := m.store.HostsNamed(ctx, lookup)
+	known, err := m.hosts.HostsNamed(ctx, lookup)
 	if err != nil {
 		return res, err
 	}
-	var fs []store.Finding
+	var fs []brandstore.Finding
 	for _, h := range hits {
 		var dns host.DNS
 		var seen int64
@@ -507,13 +513,13 @@ func (m *Monitor) match(ctx context.Context, st *state, names []string, obs map[
 			if exclude[h.name][r.OrgID] || ownedBy(st.owned[r.AccountID], h.m.Domain) {
 				continue
 			}
-			fs = append(fs, store.Finding{
+			fs = append(fs, brandstore.Finding{
 				OrganizationID: r.OrgID, AccountID: r.AccountID, Kind: h.m.Kind, Domain: h.m.Domain,
 				BaseDomain: h.m.Brand, Fuzzer: h.m.Fuzzer, Score: h.m.Score, Reason: h.m.Reason, DNS: dns, LastSeen: seen,
 			})
 		}
 	}
-	fst, err := m.store.UpsertFindings(ctx, fs)
+	fst, err := m.brand.UpsertFindings(ctx, fs)
 	if err != nil {
 		return res, err
 	}
@@ -523,19 +529,19 @@ func (m *Monitor) match(ctx context.Context, st *state, names []string, obs map[
 
 // CertLinks returns the links of a stored certificate (by id) to every
 // organization with a domain covering one of its host names.
-func (m *Monitor) CertLinks(ctx context.Context, id int64, hosts []string, seen int64) ([]store.CertLink, error) {
+func (m *Monitor) CertLinks(ctx context.Context, id int64, hosts []string, seen int64) ([]brandstore.CertLink, error) {
 	st, err := m.ensure(ctx)
 	if err != nil || st == nil {
 		return nil, err
 	}
 	seenOrg := map[string]bool{}
-	var out []store.CertLink
+	var out []brandstore.CertLink
 	for _, h := range hosts {
 		for d := h; d != ""; {
 			for _, r := range st.domains[d] {
 				if !seenOrg[r.OrgID] {
 					seenOrg[r.OrgID] = true
-					out = append(out, store.CertLink{OrganizationID: r.OrgID, AccountID: r.AccountID, CertificateID: id, Domain: h, Seen: seen})
+					out = append(out, brandstore.CertLink{OrganizationID: r.OrgID, AccountID: r.AccountID, CertificateID: id, Domain: h, Seen: seen})
 				}
 			}
 			i := strings.IndexByte(d, '.')

@@ -15,8 +15,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/periscope-oss/periscope/internal/brand"
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -51,17 +53,18 @@ func newCert(t *testing.T, cn string, names ...string) cert.Certificate {
 
 type fixture struct {
 	st         *store.Store
+	bs         *brandstore.Store
 	acct, othr periscope.Account
 	org, org2  periscope.Organization
 	other      periscope.Organization
 }
 
-func setup(t *testing.T, st *store.Store) fixture {
+func setup(t *testing.T, st *store.Store, bs *brandstore.Store) fixture {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	st.Now = func() time.Time { return now }
-	f := fixture{st: st}
+	f := fixture{st: st, bs: bs}
 	for _, a := range []*periscope.Account{&f.acct, &f.othr} {
 		a.Company = "co-" + time.Now().Format("150405.000000000")
 		a.Enterprise = true
@@ -89,23 +92,23 @@ func (f fixture) add(t *testing.T, o periscope.Organization, domain string) {
 	}
 }
 
-func (f fixture) findings(t *testing.T, acct, kind string) map[string]store.Finding {
+func (f fixture) findings(t *testing.T, acct, kind string) map[string]brandstore.Finding {
 	t.Helper()
-	fs, total, err := f.st.Findings(context.Background(), store.ListQuery{AccountID: acct, Kind: kind, Limit: 1000})
+	fs, total, err := f.bs.Findings(context.Background(), brandstore.ListQuery{AccountID: acct, Kind: kind, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if total != len(fs) {
 		t.Fatalf("total %d, listed %d", total, len(fs))
 	}
-	out := map[string]store.Finding{}
+	out := map[string]brandstore.Finding{}
 	for _, x := range fs {
 		out[x.Domain] = x
 	}
 	return out
 }
 
-func keys(m map[string]store.Finding) []string {
+func keys(m map[string]brandstore.Finding) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -115,11 +118,11 @@ func keys(m map[string]store.Finding) []string {
 }
 
 func TestMonitorLifecycle(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
+	each(t, func(t *testing.T, st *store.Store, hs *hoststore.Store, bs *brandstore.Store) {
 		ctx := context.Background()
-		f := setup(t, st)
+		f := setup(t, st, bs)
 		// Data observed before anyone monitors paypal.com.
-		if _, err := st.UpsertHosts(ctx, []host.Host{
+		if _, err := hs.UpsertHosts(ctx, []host.Host{
 			{Host: "paypal-login.com", DNS: host.DNS{A: []string{"203.0.113.7"}}},
 			{Host: "paypall.com"},
 			{Host: "www.example.org"},
@@ -127,8 +130,8 @@ func TestMonitorLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := newCert(t, "www.paypal.com", "www.paypal.com", "paypal.com")
-		m := monitor.New(st, monitor.Options{})
-		if _, err := m.IngestCerts(ctx, []store.SeenCert{{Cert: old, Source: "test"}}); err != nil {
+		m := monitor.New(st, hs, bs, monitor.Options{})
+		if _, err := m.IngestCerts(ctx, []brandstore.SeenCert{{Cert: old, Source: "test"}}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -158,7 +161,7 @@ func TestMonitorLifecycle(t *testing.T) {
 		if typos["paypall.com"].Fuzzer == "" {
 			t.Errorf("typosquatting finding without fuzzer: %+v", typos["paypall.com"])
 		}
-		certs, n, err := st.OrgCertificates(ctx, store.ListQuery{AccountID: f.acct.ID, Limit: 10})
+		certs, n, err := bs.OrgCertificates(ctx, brandstore.ListQuery{AccountID: f.acct.ID, Limit: 10})
 		if err != nil || n != 1 || certs[0].SHA256 != old.SHA256 || certs[0].Domain != "www.paypal.com" {
 			t.Fatalf("certificates after backfill: %d %+v %v", n, certs, err)
 		}
@@ -169,7 +172,7 @@ func TestMonitorLifecycle(t *testing.T) {
 		// The organization's own certificate: its other names are the
 		// organization's, never findings.
 		own := newCert(t, "shop.paypal.com", "shop.paypal.com", "paypal-billing.com")
-		res, err := m.IngestCerts(ctx, []store.SeenCert{{Cert: c, Seen: 1790000000}, {Cert: c}, {Cert: own}})
+		res, err := m.IngestCerts(ctx, []brandstore.SeenCert{{Cert: c, Seen: 1790000000}, {Cert: c}, {Cert: own}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +182,7 @@ func TestMonitorLifecycle(t *testing.T) {
 		if _, ok := f.findings(t, f.acct.ID, brand.PotentialPhishing)["paypal-billing.com"]; ok {
 			t.Errorf("a name of the organization's own certificate was reported")
 		}
-		if _, err := st.Host(ctx, "paypal.secure-account.xyz"); err != nil {
+		if _, err := hs.Host(ctx, "paypal.secure-account.xyz"); err != nil {
 			t.Errorf("SAN name not in the host index: %v", err)
 		}
 		phish = f.findings(t, f.acct.ID, brand.PotentialPhishing)
@@ -212,7 +215,7 @@ func TestMonitorLifecycle(t *testing.T) {
 		if got := f.findings(t, f.othr.ID, brand.PotentialPhishing); len(got) != 0 {
 			t.Errorf("other account sees %v", keys(got))
 		}
-		if _, n, _ := st.OrgCertificates(ctx, store.ListQuery{AccountID: f.othr.ID, Limit: 10}); n != 0 {
+		if _, n, _ := bs.OrgCertificates(ctx, brandstore.ListQuery{AccountID: f.othr.ID, Limit: 10}); n != 0 {
 			t.Errorf("other account sees %d certificates", n)
 		}
 
@@ -233,7 +236,7 @@ func TestMonitorLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		count := func() int {
-			_, n, err := st.Findings(ctx, store.ListQuery{AccountID: f.acct.ID, Kind: brand.PotentialPhishing, Limit: 1})
+			_, n, err := bs.Findings(ctx, brandstore.ListQuery{AccountID: f.acct.ID, Kind: brand.PotentialPhishing, Limit: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,16 +256,16 @@ func TestMonitorLifecycle(t *testing.T) {
 }
 
 func TestSearchOnDemand(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
+	each(t, func(t *testing.T, st *store.Store, hs *hoststore.Store, bs *brandstore.Store) {
 		ctx := context.Background()
-		if _, err := st.UpsertHosts(ctx, []host.Host{
+		if _, err := hs.UpsertHosts(ctx, []host.Host{
 			{Host: "githuh.com", DNS: host.DNS{A: []string{"203.0.113.9"}}},
 			{Host: "github-login.xyz"},
 			{Host: "unrelated.net"},
 		}); err != nil {
 			t.Fatal(err)
 		}
-		m := monitor.New(st, monitor.Options{})
+		m := monitor.New(st, hs, bs, monitor.Options{})
 		typos, err := m.Search(ctx, "github.com", brand.TypoSquatting, 50)
 		if err != nil || len(typos) != 1 || typos[0].Domain != "githuh.com" || len(typos[0].DNSHistory) != 1 {
 			t.Errorf("typosquatting %+v %v", typos, err)
@@ -316,13 +319,13 @@ func FuzzBaseDomain(f *testing.F) {
 // TestOwnedDomainsNotReported: an organization's other domains (and names
 // below them) are never its findings, though they carry its brand.
 func TestOwnedDomainsNotReported(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
+	each(t, func(t *testing.T, st *store.Store, hs *hoststore.Store, bs *brandstore.Store) {
 		ctx := context.Background()
-		f := setup(t, st)
+		f := setup(t, st, bs)
 		f.add(t, f.org, "paypal.com")
 		f.add(t, f.org2, "paypal-shop.com") // another organization of the same account
 		f.add(t, f.other, "example.org")
-		m := monitor.New(st, monitor.Options{})
+		m := monitor.New(st, hs, bs, monitor.Options{})
 		if _, err := m.ObserveNames(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -333,4 +336,12 @@ func TestOwnedDomainsNotReported(t *testing.T) {
 			t.Errorf("findings %v, want only paypal-help.com", got)
 		}
 	})
+}
+
+// each runs fn as a subtest on a fresh database of every engine with the
+// tables a monitor uses.
+func each(t *testing.T, fn func(t *testing.T, st *store.Store, hs *hoststore.Store, bs *brandstore.Store)) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		fn(t, st, hoststore.New(st), brandstore.New(st))
+	}, hoststore.Migrations(), brandstore.Migrations())
 }

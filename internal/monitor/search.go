@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/brand"
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/periscope"
-	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/typo"
 )
 
@@ -51,12 +51,12 @@ func BaseDomain(query string) (string, error) {
 // A monitored domain answers from its stored findings; any other is computed
 // on demand: its candidates are looked up in the host index (typosquatting)
 // or the index names holding its label are classified (phishing).
-func (m *Monitor) Search(ctx context.Context, base, kind string, limit int) ([]store.Finding, error) {
+func (m *Monitor) Search(ctx context.Context, base, kind string, limit int) ([]brandstore.Finding, error) {
 	if _, err := m.ensure(ctx); err != nil {
 		return nil, err
 	}
 	if m.Monitored(base) {
-		return m.store.FindingsByBase(ctx, base, kind, limit)
+		return m.brand.FindingsByBase(ctx, base, kind, limit)
 	}
 	mt, err := brand.New([]brand.Brand{{Domain: base}}, m.opts.Brand)
 	if err != nil {
@@ -76,7 +76,7 @@ func (m *Monitor) Search(ctx context.Context, base, kind string, limit int) ([]s
 	} else {
 		n, _ := typo.Parse(base)
 		label, _, _ := strings.Cut(n.Registrable(), ".")
-		if names, err = m.store.HostNamesContaining(ctx, label, maxScan); err != nil {
+		if names, err = m.hosts.HostNamesContaining(ctx, label, maxScan); err != nil {
 			return nil, err
 		}
 	}
@@ -99,19 +99,19 @@ func (m *Monitor) Search(ctx context.Context, base, kind string, limit int) ([]s
 	for i, h := range hits {
 		lookup[i] = h.Domain
 	}
-	known, err := m.store.HostsNamed(ctx, lookup)
+	known, err := m.hosts.HostsNamed(ctx, lookup)
 	if err != nil {
 		return nil, err
 	}
 	hits = slices.DeleteFunc(hits, func(h brand.Match) bool { _, ok := known[h.Domain]; return !ok })
 	hits = hits[:min(len(hits), limit)]
-	out := []store.Finding{}
+	out := []brandstore.Finding{}
 	for _, h := range hits {
 		kh := known[h.Domain]
-		f := store.Finding{Kind: h.Kind, Domain: h.Domain, BaseDomain: base, Fuzzer: h.Fuzzer, Score: h.Score,
-			Reason: h.Reason, DNS: kh.DNS, DNSHistory: []store.DNSRecord{}, DateAdded: kh.FirstSeen, LastSeen: kh.LastSeen}
+		f := brandstore.Finding{Kind: h.Kind, Domain: h.Domain, BaseDomain: base, Fuzzer: h.Fuzzer, Score: h.Score,
+			Reason: h.Reason, DNS: kh.DNS, DNSHistory: []brandstore.DNSRecord{}, DateAdded: kh.FirstSeen, LastSeen: kh.LastSeen}
 		if !kh.DNS.Empty() {
-			f.DNSHistory = append(f.DNSHistory, store.DNSRecord{
+			f.DNSHistory = append(f.DNSHistory, brandstore.DNSRecord{
 				Date: time.Unix(kh.LastSeen, 0).UTC().Format("02-01-2006"), DNS: kh.DNS, Timestamp: kh.LastSeen})
 		}
 		out = append(out, f)

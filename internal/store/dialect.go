@@ -15,15 +15,44 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// dialect holds every difference between the two engines.
-type dialect interface {
+// Dialect holds the differences between the two engines that the core and
+// every capability share. A capability's own SQL that differs by engine
+// (full-text search, say) is a method of that package's dialect, chosen
+// once by Name.
+type Dialect interface {
+	// Name is "sqlite" or "postgres".
+	Name() string
+	// Rebind rewrites ? placeholders for the engine.
+	Rebind(q string) string
+	// TakeTurns makes tx wait for, then hold until it ends, the writer
+	// lock key (constants Lock* in store.go): PostgreSQL writers that read
+	// before they insert take turns, as every SQLite writer does from
+	// BEGIN IMMEDIATE.
+	TakeTurns(ctx context.Context, tx *Tx, key int64) error
+	// InsertIgnoring is a multi-row INSERT INTO of rest (table, columns
+	// and values) that leaves out the rows whose key (the columns of
+	// conflict) is stored. On SQLite it is INSERT OR IGNORE: a statement
+	// that cannot abort needs no statement journal, which otherwise copies
+	// every page the statement first touches (half the cost of a batch
+	// insert into a large index).
+	InsertIgnoring(rest, conflict string) string
+	// VacuumAnalyze is the statement that refreshes the planner's
+	// statistics and visibility map of tables after a bulk load
+	// (PostgreSQL; "" on SQLite, which needs neither).
+	VacuumAnalyze(tables ...string) string
+
 	name() string
 	driver() string
 	dsn(string, options) string
 	configure(*sql.DB)
 	rebind(string) string
 	lockMigrations(context.Context, *Tx) error
+	// checkpoints says whether the store runs its own WAL checkpointer
+	// (Store.checkpointLoop).
+	checkpoints() bool
 }
+
+type dialect = Dialect
 
 func dialectFor(dsn string) dialect {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
@@ -70,6 +99,13 @@ func (sqliteDialect) configure(db *sql.DB) {
 }
 
 func (sqliteDialect) rebind(q string) string { return q }
+
+func (d sqliteDialect) Name() string                              { return d.name() }
+func (d sqliteDialect) Rebind(q string) string                    { return d.rebind(q) }
+func (sqliteDialect) TakeTurns(context.Context, *Tx, int64) error { return nil }
+func (sqliteDialect) InsertIgnoring(rest, _ string) string        { return "INSERT OR IGNORE INTO " + rest }
+func (sqliteDialect) VacuumAnalyze(...string) string              { return "" }
+func (sqliteDialect) checkpoints() bool                           { return true }
 
 func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } // BEGIN IMMEDIATE already serialises
 
@@ -123,6 +159,25 @@ func (postgres) rebind(q string) string {
 		}
 	}
 	return b.String()
+}
+
+func (d postgres) Name() string           { return d.name() }
+func (d postgres) Rebind(q string) string { return d.rebind(q) }
+func (postgres) checkpoints() bool        { return false }
+
+func (postgres) TakeTurns(ctx context.Context, tx *Tx, key int64) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(?)`, key); err != nil {
+		return fmt.Errorf("take the writer lock: %w", err)
+	}
+	return nil
+}
+
+func (postgres) InsertIgnoring(rest, conflict string) string {
+	return "INSERT INTO " + rest + " ON CONFLICT (" + conflict + ") DO NOTHING"
+}
+
+func (postgres) VacuumAnalyze(tables ...string) string {
+	return "VACUUM (ANALYZE) " + strings.Join(tables, ", ")
 }
 
 func (postgres) lockMigrations(ctx context.Context, tx *Tx) error {

@@ -1,6 +1,11 @@
-// Package store is Periscope's storage: one Store on database/sql for SQLite
-// (the embedded default) and PostgreSQL. SQL is written by hand; the few
-// differences between the two engines live in dialect.go.
+// Package store is the core of Periscope's storage: one Store on
+// database/sql for SQLite (the embedded default) and PostgreSQL, its
+// transactions, the migration runner, and what every capability shares
+// (accounts, keys, credits, organizations and their assets, audit). Each
+// capability keeps its own tables in its own package (internal/hoststore,
+// internal/vulnstore, internal/brandstore) built on this one; the
+// differences between the two engines are methods of Dialect (dialect.go),
+// the SQL helpers the capabilities share are in sqlhelp.go.
 package store
 
 import (
@@ -59,7 +64,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s database: %w", d.name(), err)
 	}
-	if d.name() == "sqlite" {
+	if d.checkpoints() {
 		cctx, stop := context.WithCancel(context.Background())
 		s.stopCheckpoints, s.checkpointsDone = stop, make(chan struct{})
 		go s.checkpointLoop(cctx)
@@ -155,8 +160,8 @@ func (s *Store) ExecPrepared(ctx context.Context, q string, args ...any) (sql.Re
 	return st.ExecContext(ctx, args...)
 }
 
-// Dialect returns "sqlite" or "postgres".
-func (s *Store) Dialect() string { return s.dialect.name() }
+// Dialect returns the engine's differences, for capability packages.
+func (s *Store) Dialect() Dialect { return s.dialect }
 
 // DB returns the underlying handle, for packages of capabilities that keep
 // their own tables (they use Rebind for placeholders).
@@ -167,6 +172,21 @@ func (s *Store) Rebind(q string) string { return s.dialect.rebind(q) }
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Exec runs a statement written with ? placeholders.
+func (s *Store) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return s.exec(ctx, q, args...)
+}
+
+// Query runs a query written with ? placeholders.
+func (s *Store) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return s.query(ctx, q, args...)
+}
+
+// QueryRow runs a one-row query written with ? placeholders.
+func (s *Store) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return s.queryRow(ctx, q, args...)
+}
 
 func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return s.db.ExecContext(ctx, s.dialect.rebind(q), args...)
@@ -222,6 +242,29 @@ func (t *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// Begin starts a transaction the caller ends with Commit or Rollback, for
+// writers that span several calls (a host bulk load); Tx is simpler
+// otherwise.
+func (s *Store) Begin(ctx context.Context) (*Tx, error) {
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin transaction: %w", err)
+	}
+	return &Tx{tx: sqlTx, d: s.dialect}, nil
+}
+
+// Commit commits a transaction from Begin.
+func (t *Tx) Commit() error { return t.tx.Commit() }
+
+// Rollback rolls a transaction from Begin back.
+func (t *Tx) Rollback() error { return t.tx.Rollback() }
+
+// Dialect returns the engine's differences.
+func (t *Tx) Dialect() Dialect { return t.d }
+
+// Prepared is prepared for capability packages.
+func (t *Tx) Prepared(ctx context.Context, q string) (*sql.Stmt, error) { return t.prepared(ctx, q) }
+
 // Exec runs a statement written with ? placeholders.
 func (t *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return t.tx.ExecContext(ctx, t.d.rebind(q), args...)
@@ -264,7 +307,7 @@ func coreMigrations() MigrationSet {
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
-	return MigrationSet{Name: "core", FS: sub, Steps: map[int]func(context.Context, *Tx) error{5: moveHostTerms}}
+	return MigrationSet{Name: "core", FS: sub}
 }
 
 // Migrations lists the migrations of the core and of sets for the store's
@@ -363,22 +406,15 @@ var errSkip = errors.New("skip")
 
 // Writer locks: the capabilities whose writes read before they insert
 // (merging hosts, upserting CVEs, certificates and findings) take turns on
-// PostgreSQL, as BEGIN IMMEDIATE makes every writer do on SQLite. Without
-// it two writers storing the same new key at once fail on the unique index,
-// and counts of inserted and updated rows race.
+// PostgreSQL, as BEGIN IMMEDIATE makes every writer do on SQLite (see
+// Dialect.TakeTurns). Without it two writers storing the same new key at
+// once fail on the unique index, and counts of inserted and updated rows
+// race. The keys are here so that no two capabilities share one.
 const (
-	lockHosts = 7271938
-	lockVulns = 1987407982 // "vuln" in ASCII
-	lockBrand = 1651663204 // "brad" in ASCII
+	LockHosts = 7271938
+	LockVulns = 1987407982 // "vuln" in ASCII
+	LockBrand = 1651663204 // "brad" in ASCII
 )
 
-// takeTurns takes the writer lock key for the rest of tx (PostgreSQL only).
-func (s *Store) takeTurns(ctx context.Context, tx *Tx, key int64) error {
-	if s.dialect.name() != "postgres" {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(?)`, key); err != nil {
-		return fmt.Errorf("take the writer lock: %w", err)
-	}
-	return nil
-}
+// Engine is the engine's name, "sqlite" or "postgres", for reports.
+func (s *Store) Engine() string { return s.dialect.name() }

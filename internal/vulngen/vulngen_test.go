@@ -9,12 +9,13 @@ import (
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 	"github.com/periscope-oss/periscope/internal/vulngen"
 	"github.com/periscope-oss/periscope/internal/vulningest"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // TestGeneratedFeedsParse checks every generated feed is read without a
 // rejection by the real parsers and stores the stated counts.
 func TestGeneratedFeedsParse(t *testing.T) {
-	s := storetest.Open(t, "sqlite")
+	s := vulnstore.New(storetest.Open(t, "sqlite", vulnstore.Migrations()))
 	g, err := vulngen.New(500, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), 1)
 	if err != nil {
 		t.Fatal(err)

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // The kinds of input (API.md §5).
@@ -67,7 +67,7 @@ func (s *Summary) Add(o Summary) {
 	s.Duration += o.Duration
 }
 
-func (s *Summary) addStats(st store.VulnStats) {
+func (s *Summary) addStats(st vulnstore.VulnStats) {
 	s.Inserted += st.Inserted
 	s.Updated += st.Updated
 	s.Unchanged += st.Unchanged
@@ -85,7 +85,7 @@ func (s *Summary) addResult(r vuln.Result) {
 
 // Ingester stores feeds.
 type Ingester struct {
-	Store *store.Store
+	Store *vulnstore.Store
 	// BatchSize is how many records one transaction stores (default 5000).
 	BatchSize int
 }
@@ -97,7 +97,7 @@ type batcher[T any] struct {
 	ctx      context.Context
 	size     int
 	buf      []T
-	store    func(context.Context, []T) (store.VulnStats, error)
+	store    func(context.Context, []T) (vulnstore.VulnStats, error)
 	sum      *Summary
 	progress func(Summary)
 	work     chan []T
@@ -106,7 +106,7 @@ type batcher[T any] struct {
 	err      error
 }
 
-func newBatcher[T any](ctx context.Context, in *Ingester, sum *Summary, progress func(Summary), fn func(context.Context, []T) (store.VulnStats, error)) *batcher[T] {
+func newBatcher[T any](ctx context.Context, in *Ingester, sum *Summary, progress func(Summary), fn func(context.Context, []T) (vulnstore.VulnStats, error)) *batcher[T] {
 	size := in.BatchSize
 	if size <= 0 {
 		size = 5000

@@ -10,12 +10,13 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 	"github.com/periscope-oss/periscope/internal/vulningest"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 const data = "../vuln/testdata/"
 
 func TestIngestTruncatedKeepsBatches(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.EachOf(t, []store.MigrationSet{vulnstore.Migrations()}, vulnstore.New, func(t *testing.T, s *vulnstore.Store) {
 		ctx := context.Background()
 		in := &vulningest.Ingester{Store: s, BatchSize: 50}
 		b, err := os.ReadFile(data + "kev/known_exploited_vulnerabilities.json")

@@ -1,16 +1,15 @@
-package store
+package vulnstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
 )
 
@@ -32,22 +31,6 @@ func (st *VulnStats) Add(o VulnStats) {
 
 // vulnChunk bounds the ids of one IN (...) list.
 const vulnChunk = 500
-
-// unix is t in Unix seconds, 0 for the zero time.
-func unix(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.Unix()
-}
-
-// fromUnix is the inverse of unix.
-func fromUnix(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(n, 0).UTC()
-}
 
 // nvdDoc is the stored NVD part of a vulnerability: everything but the
 // indexed columns and the enrichment kept in other tables.
@@ -75,7 +58,7 @@ func newNVDDoc(v vuln.Vulnerability) nvdDoc {
 		CVSSV2Score: v.CVSSV2Score, CVSSV2Vector: v.CVSSV2Vector,
 		CVSSV4Score: v.CVSSV4Score, CVSSV4Vector: v.CVSSV4Vector,
 		CWEs: v.CWEs, CPEIDs: v.CPEIDs, VulnStatus: v.VulnStatus, SourceIdentifier: v.SourceIdentifier,
-		CISAExploitAdd: unix(v.CISAExploitAdd), CISAActionDue: unix(v.CISAActionDue),
+		CISAExploitAdd: store.Unix(v.CISAExploitAdd), CISAActionDue: store.Unix(v.CISAActionDue),
 		CISARequiredAction: v.CISARequiredAction, References: v.References,
 	}
 }
@@ -136,8 +119,8 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 	}
 	slices.SortFunc(batch, func(a, b vuln.Vulnerability) int { return strings.Compare(a.CVEID, b.CVEID) })
 	folded := st.Unchanged
-	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
+	err := s.st.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockVulns); err != nil {
 			return err
 		}
 		st = VulnStats{Unchanged: folded}
@@ -146,7 +129,7 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 		for i, v := range batch {
 			ids[i] = v.CVEID
 		}
-		err := queryIn(ctx, tx, `SELECT cve_id, id, has_nvd, published, last_modified, doc FROM vulns WHERE cve_id IN (%s)`, ids,
+		err := store.QueryIn(ctx, tx, `SELECT cve_id, id, has_nvd, published, last_modified, doc FROM vulns WHERE cve_id IN (%s)`, ids,
 			func(rows *sql.Rows) error {
 				var id string
 				var sv storedVuln
@@ -161,7 +144,7 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 		if err != nil {
 			return fmt.Errorf("load vulnerabilities: %w", err)
 		}
-		ins, err := tx.prepared(ctx, `INSERT INTO vulns (cve_id, has_nvd, published, last_modified, severity, title, description, doc, is_kev, is_exploit)
+		ins, err := tx.Prepared(ctx, `INSERT INTO vulns (cve_id, has_nvd, published, last_modified, severity, title, description, doc, is_kev, is_exploit)
 			VALUES (?, 1, ?, ?, ?, COALESCE(NULLIF(?, ''), (SELECT name FROM vuln_kev WHERE cve_id = ?), ''), ?, ?,
 				CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) THEN 1 ELSE 0 END,
 				CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END)
@@ -169,7 +152,7 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 		if err != nil {
 			return err
 		}
-		upd, err := tx.prepared(ctx, `UPDATE vulns SET has_nvd = 1, published = ?, last_modified = ?, severity = ?,
+		upd, err := tx.Prepared(ctx, `UPDATE vulns SET has_nvd = 1, published = ?, last_modified = ?, severity = ?,
 				title = COALESCE(NULLIF(?, ''), (SELECT name FROM vuln_kev WHERE cve_id = ?), ''), description = ?, doc = ?,
 				is_kev = CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) THEN 1 ELSE 0 END,
 				is_exploit = CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END
@@ -177,11 +160,11 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 		if err != nil {
 			return err
 		}
-		delCPE, err := tx.prepared(ctx, `DELETE FROM vuln_cpes WHERE vuln_id = ?`)
+		delCPE, err := tx.Prepared(ctx, `DELETE FROM vuln_cpes WHERE vuln_id = ?`)
 		if err != nil {
 			return err
 		}
-		addCPE, err := tx.prepared(ctx, `INSERT INTO vuln_cpes (cpe_key, published, vuln_id) VALUES (?, ?, ?)`)
+		addCPE, err := tx.Prepared(ctx, `INSERT INTO vuln_cpes (cpe_key, published, vuln_id) VALUES (?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -196,7 +179,7 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 			if err != nil {
 				return fmt.Errorf("encode %s: %w", v.CVEID, err)
 			}
-			pub, mod := unix(v.Published), unix(v.LastModified)
+			pub, mod := store.Unix(v.Published), store.Unix(v.LastModified)
 			old, ok := existing[v.CVEID]
 			if ok && old.hasNVD && (mod < old.lastMod || mod == old.lastMod && pub == old.published && bytes.Equal(doc, old.doc)) {
 				st.Unchanged++
@@ -213,8 +196,8 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 		}
 		for _, c := range changes {
 			v, doc := c.v, c.doc
-			pub, mod := unix(v.Published), unix(v.LastModified)
-			kev := b2i(v.IsKEV)
+			pub, mod := store.Unix(v.Published), store.Unix(v.LastModified)
+			kev := store.BoolInt(v.IsKEV)
 			old, ok := existing[v.CVEID]
 			var id int64
 			switch {
@@ -256,30 +239,14 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 	return st, nil
 }
 
-// firstBy keeps the first item of each key, sorted by key (a fixed order
-// keeps concurrent PostgreSQL writers from deadlocking), and says how many
-// later duplicates it dropped.
-func firstBy[T any, K cmp.Ordered](items []T, key func(T) K) ([]T, int) {
-	seen := make(map[K]bool, len(items))
-	batch := make([]T, 0, len(items))
-	for _, it := range items {
-		if k := key(it); !seen[k] {
-			seen[k] = true
-			batch = append(batch, it)
-		}
-	}
-	slices.SortFunc(batch, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
-	return batch, len(items) - len(batch)
-}
-
 // UpsertKEV stores a batch of CISA KEV entries and flags their CVEs as
 // known exploited (creating the CVE's record, titled and described from
 // the catalog, when no NVD record is stored yet).
 func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, error) {
 	var st VulnStats
-	batch, folded := firstBy(es, func(e vuln.KEVEntry) string { return e.CVEID })
-	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
+	batch, folded := store.FirstBy(es, func(e vuln.KEVEntry) string { return e.CVEID })
+	err := s.st.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockVulns); err != nil {
 			return err
 		}
 		st = VulnStats{Unchanged: folded}
@@ -288,7 +255,7 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 		for i, e := range batch {
 			ids[i] = e.CVEID
 		}
-		err := queryIn(ctx, tx, `SELECT cve_id, doc FROM vuln_kev WHERE cve_id IN (%s)`, ids, func(rows *sql.Rows) error {
+		err := store.QueryIn(ctx, tx, `SELECT cve_id, doc FROM vuln_kev WHERE cve_id IN (%s)`, ids, func(rows *sql.Rows) error {
 			var id string
 			var doc []byte
 			if err := rows.Scan(&id, &doc); err != nil {
@@ -331,7 +298,7 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 			if _, err := tx.Exec(ctx, `INSERT INTO vuln_kev (cve_id, date_added, due_date, required_action, name, doc) VALUES (?, ?, ?, ?, ?, ?)
 				ON CONFLICT (cve_id) DO UPDATE SET date_added = excluded.date_added, due_date = excluded.due_date,
 				required_action = excluded.required_action, name = excluded.name, doc = excluded.doc`,
-				e.CVEID, unix(e.DateAdded), unix(e.DueDate), e.RequiredAction, e.VulnerabilityName, string(doc)); err != nil {
+				e.CVEID, store.Unix(e.DateAdded), store.Unix(e.DueDate), e.RequiredAction, e.VulnerabilityName, string(doc)); err != nil {
 				return fmt.Errorf("store kev %s: %w", e.CVEID, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO vulns (cve_id, title, description, is_kev, is_exploit) VALUES (?, ?, ?, 1, 1)
@@ -354,13 +321,13 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 // stored one is ignored.
 func (s *Store) UpsertEPSS(ctx context.Context, es []vuln.EPSSScore) (VulnStats, error) {
 	var st VulnStats
-	batch, folded := firstBy(es, func(e vuln.EPSSScore) string { return e.CVEID })
+	batch, folded := store.FirstBy(es, func(e vuln.EPSSScore) string { return e.CVEID })
 	type score struct {
 		epss, pct float64
 		date      int64
 	}
-	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
+	err := s.st.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockVulns); err != nil {
 			return err
 		}
 		st = VulnStats{Unchanged: folded}
@@ -369,7 +336,7 @@ func (s *Store) UpsertEPSS(ctx context.Context, es []vuln.EPSSScore) (VulnStats,
 		for i, e := range batch {
 			ids[i] = e.CVEID
 		}
-		err := queryIn(ctx, tx, `SELECT cve_id, epss, percentile, score_date FROM vuln_epss WHERE cve_id IN (%s)`, ids, func(rows *sql.Rows) error {
+		err := store.QueryIn(ctx, tx, `SELECT cve_id, epss, percentile, score_date FROM vuln_epss WHERE cve_id IN (%s)`, ids, func(rows *sql.Rows) error {
 			var id string
 			var sc score
 			if err := rows.Scan(&id, &sc.epss, &sc.pct, &sc.date); err != nil {
@@ -381,13 +348,13 @@ func (s *Store) UpsertEPSS(ctx context.Context, es []vuln.EPSSScore) (VulnStats,
 		if err != nil {
 			return fmt.Errorf("load epss: %w", err)
 		}
-		put, err := tx.prepared(ctx, `INSERT INTO vuln_epss (cve_id, epss, percentile, score_date) VALUES (?, ?, ?, ?)
+		put, err := tx.Prepared(ctx, `INSERT INTO vuln_epss (cve_id, epss, percentile, score_date) VALUES (?, ?, ?, ?)
 			ON CONFLICT (cve_id) DO UPDATE SET epss = excluded.epss, percentile = excluded.percentile, score_date = excluded.score_date`)
 		if err != nil {
 			return err
 		}
 		for _, e := range batch {
-			d := unix(e.ScoreDate)
+			d := store.Unix(e.ScoreDate)
 			old, ok := existing[e.CVEID]
 			if ok && (d < old.date || old == score{e.EPSS, e.Percentile, d}) {
 				st.Unchanged++
@@ -420,14 +387,14 @@ type exploitDoc struct {
 // as having a public exploit.
 func (s *Store) UpsertExploits(ctx context.Context, xs []vuln.Exploit) (VulnStats, error) {
 	var st VulnStats
-	batch, folded := firstBy(xs, func(x vuln.Exploit) int { return x.EDBID })
+	batch, folded := store.FirstBy(xs, func(x vuln.Exploit) int { return x.EDBID })
 	st.Unchanged = folded
 	type stored struct {
 		id  int64
 		doc []byte
 	}
-	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
+	err := s.st.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockVulns); err != nil {
 			return err
 		}
 		st = VulnStats{Unchanged: folded}
@@ -436,7 +403,7 @@ func (s *Store) UpsertExploits(ctx context.Context, xs []vuln.Exploit) (VulnStat
 		for i, x := range batch {
 			ids[i] = x.EDBID
 		}
-		err := queryInAny(ctx, tx, `SELECT edb_id, id, doc FROM vuln_exploits WHERE edb_id IN (%s)`, ids, func(rows *sql.Rows) error {
+		err := store.QueryInAny(ctx, tx, `SELECT edb_id, id, doc FROM vuln_exploits WHERE edb_id IN (%s)`, ids, func(rows *sql.Rows) error {
 			var edb int
 			var sx stored
 			if err := rows.Scan(&edb, &sx.id, &sx.doc); err != nil {
@@ -494,7 +461,7 @@ func (s *Store) UpsertExploits(ctx context.Context, xs []vuln.Exploit) (VulnStat
 			if err := tx.QueryRow(ctx, `INSERT INTO vuln_exploits (edb_id, cve_id, date_added, title, doc) VALUES (?, ?, ?, ?, ?)
 				ON CONFLICT (edb_id) DO UPDATE SET cve_id = excluded.cve_id, date_added = excluded.date_added,
 				title = excluded.title, doc = excluded.doc RETURNING id`,
-				x.EDBID, x.CVEID, unix(added), x.Title, string(doc)).Scan(&id); err != nil {
+				x.EDBID, x.CVEID, store.Unix(added), x.Title, string(doc)).Scan(&id); err != nil {
 				return fmt.Errorf("store exploit %d: %w", x.EDBID, err)
 			}
 			touched := cves
@@ -563,8 +530,8 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 		modified int64
 		doc      []byte
 	}
-	err := s.Tx(ctx, func(tx *Tx) error {
-		if err := s.takeTurns(ctx, tx, lockVulns); err != nil {
+	err := s.st.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockVulns); err != nil {
 			return err
 		}
 		st = VulnStats{Unchanged: folded}
@@ -573,7 +540,7 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 		for i, a := range batch {
 			ids[i] = a.ID
 		}
-		err := queryIn(ctx, tx, `SELECT adv_id, id, modified, doc FROM vuln_advisories WHERE adv_id IN (%s)`, ids, func(rows *sql.Rows) error {
+		err := store.QueryIn(ctx, tx, `SELECT adv_id, id, modified, doc FROM vuln_advisories WHERE adv_id IN (%s)`, ids, func(rows *sql.Rows) error {
 			var id string
 			var sa stored
 			if err := rows.Scan(&id, &sa.id, &sa.modified, &sa.doc); err != nil {
@@ -592,12 +559,12 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 			if err != nil {
 				return fmt.Errorf("encode advisory %s: %w", a.ID, err)
 			}
-			doc, err := json.Marshal(advisoryDoc{Advisory: raw, CVSSVector: a.CVSSVector, CVSSScore: a.CVSSScore, Withdrawn: unix(a.Withdrawn)})
+			doc, err := json.Marshal(advisoryDoc{Advisory: raw, CVSSVector: a.CVSSVector, CVSSScore: a.CVSSScore, Withdrawn: store.Unix(a.Withdrawn)})
 			if err != nil {
 				return fmt.Errorf("encode advisory %s: %w", a.ID, err)
 			}
 			old, ok := existing[a.ID]
-			if ok && (unix(a.Modified) < old.modified || bytes.Equal(doc, old.doc)) {
+			if ok && (store.Unix(a.Modified) < old.modified || bytes.Equal(doc, old.doc)) {
 				continue
 			}
 			if ok {
@@ -615,14 +582,14 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 				st.Unchanged++
 				continue
 			}
-			mod := unix(a.Modified)
+			mod := store.Unix(a.Modified)
 			_, ok := existing[a.ID]
 			var id int64
 			if err := tx.QueryRow(ctx, `INSERT INTO vuln_advisories (adv_id, source, published, modified, severity, summary, details, doc)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (adv_id) DO UPDATE SET source = excluded.source, published = excluded.published, modified = excluded.modified,
 				severity = excluded.severity, summary = excluded.summary, details = excluded.details, doc = excluded.doc RETURNING id`,
-				a.ID, strings.ToLower(a.Source), unix(a.Published), mod, a.Severity, a.Summary, a.Details, string(doc)).Scan(&id); err != nil {
+				a.ID, strings.ToLower(a.Source), store.Unix(a.Published), mod, a.Severity, a.Summary, a.Details, string(doc)).Scan(&id); err != nil {
 				return fmt.Errorf("store advisory %s: %w", a.ID, err)
 			}
 			if ok {
@@ -672,14 +639,14 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 // table, one statement per chunk of rows: remove (before the rows change)
 // takes the rows' current text out, add (after) indexes their new text.
 // PostgreSQL maintains its generated tsvector columns itself.
-func (s *Store) ftsSync(ctx context.Context, tx *Tx, table, cols, key string, keys []any, remove bool) error {
-	if s.dialect.name() != "sqlite" {
+func (s *Store) ftsSync(ctx context.Context, tx *store.Tx, table, cols, key string, keys []any, remove bool) error {
+	if !s.d.syncsTextIndex() {
 		return nil
 	}
 	for c := range slices.Chunk(keys, vulnChunk) {
-		q := `INSERT INTO ` + table + `_fts (rowid, ` + cols + `) SELECT id, ` + cols + ` FROM ` + table + ` WHERE ` + key + ` IN (` + placeholders(len(c)) + `)`
+		q := `INSERT INTO ` + table + `_fts (rowid, ` + cols + `) SELECT id, ` + cols + ` FROM ` + table + ` WHERE ` + key + ` IN (` + store.Placeholders(len(c)) + `)`
 		if remove {
-			q = `INSERT INTO ` + table + `_fts (` + table + `_fts, rowid, ` + cols + `) SELECT 'delete', id, ` + cols + ` FROM ` + table + ` WHERE ` + key + ` IN (` + placeholders(len(c)) + `)`
+			q = `INSERT INTO ` + table + `_fts (` + table + `_fts, rowid, ` + cols + `) SELECT 'delete', id, ` + cols + ` FROM ` + table + ` WHERE ` + key + ` IN (` + store.Placeholders(len(c)) + `)`
 		}
 		if _, err := tx.Exec(ctx, q, c...); err != nil {
 			return fmt.Errorf("update %s text index: %w", table, err)
@@ -688,41 +655,3 @@ func (s *Store) ftsSync(ctx context.Context, tx *Tx, table, cols, key string, ke
 	return nil
 }
 
-// queryIn runs q (with one %s for the placeholder list) for each chunk of
-// ids, calling fn on every row.
-func queryIn(ctx context.Context, tx *Tx, q string, ids []string, fn func(*sql.Rows) error) error {
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	return queryInAny(ctx, tx, q, args, fn)
-}
-
-func queryInAny(ctx context.Context, tx *Tx, q string, ids []any, fn func(*sql.Rows) error) error {
-	for c := range slices.Chunk(ids, vulnChunk) {
-		rows, err := tx.Query(ctx, fmt.Sprintf(q, placeholders(len(c))), c...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			if err := fn(rows); err != nil {
-				rows.Close()
-				return err
-			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func placeholders(n int) string {
-	if n <= 0 {
-		return "NULL"
-	}
-	return "?" + strings.Repeat(",?", n-1)
-}

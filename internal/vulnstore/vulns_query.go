@@ -1,4 +1,4 @@
-package store
+package vulnstore
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
 )
 
@@ -85,38 +86,19 @@ func (s *Store) ftsQuery(phrases []string) (string, bool) {
 			if i == len(words)-1 {
 				star = "*"
 			}
-			if s.dialect.name() == "postgres" {
-				words[i] = w + strings.ReplaceAll(star, "*", ":*")
-			} else {
-				words[i] = `"` + w + `"` + star
-			}
+			words[i] = s.d.textWord(w, star)
 		}
-		if s.dialect.name() == "postgres" {
-			parts = append(parts, "("+strings.Join(words, " & ")+")")
-		} else {
-			parts = append(parts, "("+strings.Join(words, " ")+")")
-		}
+		parts = append(parts, "("+s.d.textAll(words)+")")
 	}
 	if len(parts) == 0 {
 		return "", false
 	}
-	if s.dialect.name() == "postgres" {
-		return strings.Join(parts, " | "), true
-	}
-	return strings.Join(parts, " OR "), true
+	return s.d.textAny(parts), true
 }
 
 // textMatch returns the condition that row alias t of table (vulns,
 // vuln_exploits, vuln_advisories) matches the full-text query q.
-func (s *Store) textMatch(table, t string) string {
-	if s.dialect.name() == "postgres" {
-		return t + ".tsv @@ to_tsquery('english', ?)"
-	}
-	// The unary + keeps SQLite from driving the query from the matches
-	// (every match of a common word looked up in the table): it walks the
-	// date window and probes the match set instead.
-	return "+" + t + ".id IN (SELECT rowid FROM " + table + "_fts WHERE " + table + "_fts MATCH ?)"
-}
+func (s *Store) textMatch(table, t string) string { return s.d.textMatch(table, t) }
 
 // where accumulates ANDed conditions and their arguments.
 type where struct {
@@ -185,7 +167,7 @@ func (s *Store) feedCVEs(ctx context.Context, ids []string, exploits bool) ([]st
 	cves, advs, edbs := splitIDs(ids)
 	var linked []string
 	if len(advs) > 0 {
-		ph, a := placeholders(len(advs)), strArgs(advs)
+		ph, a := store.Placeholders(len(advs)), strArgs(advs)
 		err := s.collect(ctx, &linked, `SELECT aa.alias FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id IN (`+ph+`)
 			UNION SELECT alias FROM vuln_advisory_aliases WHERE advisory_id IN (SELECT advisory_id FROM vuln_advisory_aliases WHERE alias IN (`+ph+`))`,
 			append(a, a...)...)
@@ -194,7 +176,7 @@ func (s *Store) feedCVEs(ctx context.Context, ids []string, exploits bool) ([]st
 		}
 	}
 	if exploits && len(edbs) > 0 {
-		err := s.collect(ctx, &linked, `SELECT ec.cve_id FROM vuln_exploit_cves ec JOIN vuln_exploits x ON x.id = ec.exploit_id WHERE x.edb_id IN (`+placeholders(len(edbs))+`)`, edbs...)
+		err := s.collect(ctx, &linked, `SELECT ec.cve_id FROM vuln_exploit_cves ec JOIN vuln_exploits x ON x.id = ec.exploit_id WHERE x.edb_id IN (`+store.Placeholders(len(edbs))+`)`, edbs...)
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +242,7 @@ func (s *Store) FeedVulns(ctx context.Context, f VulnFilter) ([]vuln.Vulnerabili
 		return nil, 0, err
 	}
 	m, margs, err := s.matchClause(f, "vulns", "v", "published", func() (string, []any) {
-		return "v.cve_id IN (" + placeholders(len(cves)) + ")", strArgs(cves)
+		return "v.cve_id IN (" + store.Placeholders(len(cves)) + ")", strArgs(cves)
 	})
 	if err != nil {
 		return nil, 0, err
@@ -284,7 +266,7 @@ func pageRows[T any](s *Store, ctx context.Context, table, idCol, read string, w
 		if err != nil || len(ids) == 0 {
 			return []T{}, total, err
 		}
-		rows, err := scan(ctx, read+` WHERE `+idCol+` IN (`+placeholders(len(ids))+`) ORDER BY `+order, ids...)
+		rows, err := scan(ctx, read+` WHERE `+idCol+` IN (`+store.Placeholders(len(ids))+`) ORDER BY `+order, ids...)
 		return rows, total, err
 	}
 	var total int
@@ -389,7 +371,7 @@ func (s *Store) scanVulns(ctx context.Context, q string, args ...any) ([]vuln.Vu
 		if err := json.Unmarshal(doc, &d); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", v.CVEID, err)
 		}
-		v.Published, v.LastModified = fromUnix(pub), fromUnix(mod)
+		v.Published, v.LastModified = store.FromUnix(pub), store.FromUnix(mod)
 		v.IsKEV, v.IsExploitAvailable = isKEV == 1, isExploit == 1
 		v.CVSSV3Score, v.CVSSV3Vector = d.CVSSV3Score, d.CVSSV3Vector
 		v.CVSSV2Score, v.CVSSV2Vector = d.CVSSV2Score, d.CVSSV2Vector
@@ -397,9 +379,9 @@ func (s *Store) scanVulns(ctx context.Context, q string, args ...any) ([]vuln.Vu
 		v.CWEs, v.CPEIDs, v.References = d.CWEs, d.CPEIDs, d.References
 		v.VulnStatus, v.SourceIdentifier = d.VulnStatus, d.SourceIdentifier
 		// The catalog is the authority on KEV dates; NVD copies them.
-		v.CISAExploitAdd, v.CISAActionDue, v.CISARequiredAction = fromUnix(d.CISAExploitAdd), fromUnix(d.CISAActionDue), d.CISARequiredAction
+		v.CISAExploitAdd, v.CISAActionDue, v.CISARequiredAction = store.FromUnix(d.CISAExploitAdd), store.FromUnix(d.CISAActionDue), d.CISARequiredAction
 		if kevAdd != 0 {
-			v.CISAExploitAdd, v.CISAActionDue, v.CISARequiredAction = fromUnix(kevAdd), fromUnix(kevDue), kevAction
+			v.CISAExploitAdd, v.CISAActionDue, v.CISARequiredAction = store.FromUnix(kevAdd), store.FromUnix(kevDue), kevAction
 		}
 		out = append(out, v)
 	}
@@ -421,7 +403,7 @@ func (s *Store) linkAdvisories(ctx context.Context, vs []vuln.Vulnerability) err
 		args[i] = v.CVEID
 	}
 	rows, err := s.query(ctx, `SELECT aa.alias, a.adv_id FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id
-		WHERE aa.alias IN (`+placeholders(len(args))+`) ORDER BY a.adv_id`, args...)
+		WHERE aa.alias IN (`+store.Placeholders(len(args))+`) ORDER BY a.adv_id`, args...)
 	if err != nil {
 		return fmt.Errorf("link advisories: %w", err)
 	}
@@ -446,14 +428,14 @@ func (s *Store) FeedExploits(ctx context.Context, f VulnFilter) ([]vuln.Exploit,
 	}
 	var rowIDs []string
 	if len(f.IDs) > 0 {
-		err := s.collect(ctx, &rowIDs, `SELECT CAST(id AS TEXT) FROM vuln_exploits WHERE edb_id IN (`+placeholders(len(edbs))+`)
-			UNION SELECT CAST(exploit_id AS TEXT) FROM vuln_exploit_cves WHERE cve_id IN (`+placeholders(len(cves))+`)`, append(edbs, strArgs(cves)...)...)
+		err := s.collect(ctx, &rowIDs, `SELECT CAST(id AS TEXT) FROM vuln_exploits WHERE edb_id IN (`+store.Placeholders(len(edbs))+`)
+			UNION SELECT CAST(exploit_id AS TEXT) FROM vuln_exploit_cves WHERE cve_id IN (`+store.Placeholders(len(cves))+`)`, append(edbs, strArgs(cves)...)...)
 		if err != nil {
 			return nil, 0, err
 		}
 	}
 	m, margs, err := s.matchClause(f, "vuln_exploits", "x", "date_added", func() (string, []any) {
-		return "x.id IN (" + placeholders(len(rowIDs)) + ")", intArgs(rowIDs)
+		return "x.id IN (" + store.Placeholders(len(rowIDs)) + ")", intArgs(rowIDs)
 	})
 	if err != nil {
 		return nil, 0, err
@@ -510,14 +492,14 @@ func (s *Store) FeedAdvisories(ctx context.Context, f VulnFilter) ([]vuln.Adviso
 	var rowIDs []string
 	if len(f.IDs) > 0 {
 		ids := strArgs(f.IDs)
-		err := s.collect(ctx, &rowIDs, `SELECT CAST(id AS TEXT) FROM vuln_advisories WHERE adv_id IN (`+placeholders(len(ids))+`)
-			UNION SELECT CAST(advisory_id AS TEXT) FROM vuln_advisory_aliases WHERE alias IN (`+placeholders(len(ids))+`)`, append(ids, ids...)...)
+		err := s.collect(ctx, &rowIDs, `SELECT CAST(id AS TEXT) FROM vuln_advisories WHERE adv_id IN (`+store.Placeholders(len(ids))+`)
+			UNION SELECT CAST(advisory_id AS TEXT) FROM vuln_advisory_aliases WHERE alias IN (`+store.Placeholders(len(ids))+`)`, append(ids, ids...)...)
 		if err != nil {
 			return nil, 0, err
 		}
 	}
 	m, margs, err := s.matchClause(f, "vuln_advisories", "a", "published", func() (string, []any) {
-		return "a.id IN (" + placeholders(len(rowIDs)) + ")", intArgs(rowIDs)
+		return "a.id IN (" + store.Placeholders(len(rowIDs)) + ")", intArgs(rowIDs)
 	})
 	if err != nil {
 		return nil, 0, err
@@ -568,7 +550,7 @@ func (s *Store) scanAdvisories(ctx context.Context, q string, args ...any) ([]vu
 		if err := json.Unmarshal(d.Advisory, &a); err != nil {
 			return nil, fmt.Errorf("decode advisory: %w", err)
 		}
-		a.CVSSVector, a.CVSSScore, a.Withdrawn = d.CVSSVector, d.CVSSScore, fromUnix(d.Withdrawn)
+		a.CVSSVector, a.CVSSScore, a.Withdrawn = d.CVSSVector, d.CVSSScore, store.FromUnix(d.Withdrawn)
 		out = append(out, a)
 	}
 	return out, rows.Err()
@@ -601,42 +583,11 @@ const pgRankWindow = 500
 // every match; on PostgreSQL the GIN index finds the matches and ts_rank
 // orders them (the newest pgRankWindow of them when nothing else filters).
 func (s *Store) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
-	if s.dialect.name() == "postgres" {
-		order := "ts_rank(" + t + ".tsv, fq) DESC, " + t + ".id DESC"
-		if filtered {
-			return table + " " + t + " CROSS JOIN to_tsquery('english', ?) fq", []any{fq}, order
-		}
-		// ts_rank reads every match's tsvector from the heap: a common
-		// word would rank tens of thousands of rows. Rank the newest
-		// pgRankWindow matches instead, which the date index yields.
-		date := "published"
-		if table == "vuln_exploits" {
-			date = "date_added"
-		}
-		src := "(SELECT * FROM " + table + " WHERE tsv @@ to_tsquery('english', ?) ORDER BY " + date + " DESC, id DESC LIMIT " +
-			strconv.Itoa(pgRankWindow) + ") " + t + " CROSS JOIN to_tsquery('english', ?) fq"
-		return src, []any{fq, fq}, order
-	}
-	w := "10.0, 1.0"
-	if table == "vuln_exploits" {
-		w = "1.0"
-	}
-	inner := "SELECT rowid AS rid, bm25(" + table + "_fts, " + w + ") AS score FROM " + table + "_fts WHERE " + table + "_fts MATCH ?"
-	args := []any{fq}
-	if !filtered {
-		inner += " ORDER BY score LIMIT ?"
-		args = append(args, limit)
-	}
-	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
+	return s.d.rankedSource(table, t, fq, filtered, limit)
 }
 
 // textCond is the WHERE condition of rankedSource on PostgreSQL.
-func (s *Store) textCond(t string) string {
-	if s.dialect.name() == "postgres" {
-		return t + ".tsv @@ fq"
-	}
-	return ""
-}
+func (s *Store) textCond(t string) string { return s.d.textCond(t) }
 
 func textQuery(s *Store, q string) (string, error) {
 	fq, ok := s.ftsQuery([]string{q})
@@ -754,12 +705,7 @@ func (s *Store) SearchExploits(ctx context.Context, q VulnSearch) ([]vuln.Exploi
 // and the visibility map that lets counts be index-only; deployments with
 // autovacuum off get nothing else), on SQLite PRAGMA optimize.
 func (s *Store) OptimizeVulns(ctx context.Context) error {
-	q := `PRAGMA optimize`
-	if s.dialect.name() == "postgres" {
-		q = `VACUUM (ANALYZE) vulns, vuln_cpes, vuln_kev, vuln_epss, vuln_exploits, vuln_exploit_cves,
-			vuln_advisories, vuln_advisory_aliases, vuln_advisory_packages`
-	}
-	if _, err := s.db.ExecContext(ctx, q); err != nil {
+	if _, err := s.st.DB().ExecContext(ctx, s.d.optimize()); err != nil {
 		return fmt.Errorf("optimize vulnerability tables: %w", err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package store_test
+package vulnstore_test
 
 import (
 	"context"
@@ -9,8 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/store"
-	"github.com/periscope-oss/periscope/internal/store/storetest"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/vuln"
 )
 
@@ -39,9 +38,9 @@ func readOSV(t *testing.T, path string) []vuln.Advisory {
 	return as
 }
 
-func findVuln(t *testing.T, s *store.Store, id string) vuln.Vulnerability {
+func findVuln(t *testing.T, s *vulnstore.Store, id string) vuln.Vulnerability {
 	t.Helper()
-	vs, err := s.SearchVulns(context.Background(), store.VulnSearch{Query: id, Limit: 50})
+	vs, err := s.SearchVulns(context.Background(), vulnstore.VulnSearch{Query: id, Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,20 +52,20 @@ func findVuln(t *testing.T, s *store.Store, id string) vuln.Vulnerability {
 
 // checkFTS runs FTS5's integrity check, which compares each index with
 // its content table (SQLite; PostgreSQL's tsvectors are generated).
-func checkFTS(t *testing.T, s *store.Store) {
+func checkFTS(t *testing.T, s *vulnstore.Store) {
 	t.Helper()
-	if s.Dialect() != "sqlite" {
+	if !s.SyncsTextIndex() {
 		return
 	}
 	for _, tbl := range []string{"vulns", "vuln_exploits", "vuln_advisories"} {
-		if _, err := s.DB().Exec(`INSERT INTO ` + tbl + `_fts (` + tbl + `_fts) VALUES ('integrity-check')`); err != nil {
+		if _, err := s.Core().DB().Exec(`INSERT INTO ` + tbl + `_fts (` + tbl + `_fts) VALUES ('integrity-check')`); err != nil {
 			t.Errorf("%s text index: %v", tbl, err)
 		}
 	}
 }
 
 func TestUpsertVulnsIdempotentNewerWins(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
 		ctx := context.Background()
 		vs := readNVD(t, vulnData+"nvd/vunnel_full-page.json")
 		st, err := s.UpsertVulns(ctx, vs)
@@ -100,11 +99,11 @@ func TestUpsertVulnsIdempotentNewerWins(t *testing.T) {
 			t.Fatalf("description %q", got.Description)
 		}
 		// The full-text index followed the update in the same transaction.
-		hits, err := s.SearchVulns(ctx, store.VulnSearch{Query: "zanzib", Limit: 50})
+		hits, err := s.SearchVulns(ctx, vulnstore.VulnSearch{Query: "zanzib", Limit: 50})
 		if err != nil || len(hits) != 1 || hits[0].CVEID != vs[0].CVEID {
 			t.Fatalf("prefix search after update: %v %v", hits, err)
 		}
-		if hits, err = s.SearchVulns(ctx, store.VulnSearch{Query: "older text", Limit: 50}); err != nil || len(hits) != 0 {
+		if hits, err = s.SearchVulns(ctx, vulnstore.VulnSearch{Query: "older text", Limit: 50}); err != nil || len(hits) != 0 {
 			t.Fatalf("ignored text is searchable: %v %v", hits, err)
 		}
 		checkFTS(t, s)
@@ -112,7 +111,7 @@ func TestUpsertVulnsIdempotentNewerWins(t *testing.T) {
 }
 
 func TestVulnEnrichment(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
 		ctx := context.Background()
 		const id = "CVE-2024-3094" // xz backdoor: in the NVD testdata
 		day := time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC)
@@ -169,7 +168,7 @@ func TestVulnEnrichment(t *testing.T) {
 		if findVuln(t, s, "CVE-2022-36037").IsExploitAvailable {
 			t.Fatal("exploit flag kept after the exploit dropped the CVE")
 		}
-		xs, err := s.SearchExploits(ctx, store.VulnSearch{Query: "heap libweb", Limit: 50})
+		xs, err := s.SearchExploits(ctx, vulnstore.VulnSearch{Query: "heap libweb", Limit: 50})
 		if err != nil || len(xs) != 1 || xs[0].EDBID != 51234 {
 			t.Fatalf("exploit text search: %v %v", xs, err)
 		}
@@ -178,7 +177,7 @@ func TestVulnEnrichment(t *testing.T) {
 }
 
 func TestAdvisoriesAliasesAndSearch(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
 		ctx := context.Background()
 		as := append(readOSV(t, vulnData+"osv/go"), readOSV(t, vulnData+"osv/ghsa")...)
 		st, err := s.UpsertAdvisories(ctx, as)
@@ -201,28 +200,28 @@ func TestAdvisoriesAliasesAndSearch(t *testing.T) {
 		if cve == "" {
 			t.Fatal("no Go advisory with a CVE alias in the testdata")
 		}
-		got, err := s.SearchAdvisories(ctx, store.VulnSearch{Query: cve, Limit: 50})
+		got, err := s.SearchAdvisories(ctx, vulnstore.VulnSearch{Query: cve, Limit: 50})
 		if err != nil || !slices.ContainsFunc(got, func(a vuln.Advisory) bool { return a.ID == goAdv.ID }) {
 			t.Fatalf("advisories for %s: %v %v", cve, got, err)
 		}
 		if _, err := s.UpsertVulns(ctx, []vuln.Vulnerability{{CVEID: cve, Description: "linked", Published: goAdv.Published, LastModified: goAdv.Modified}}); err != nil {
 			t.Fatal(err)
 		}
-		vs, err := s.SearchVulns(ctx, store.VulnSearch{Query: goAdv.ID, Limit: 50})
+		vs, err := s.SearchVulns(ctx, vulnstore.VulnSearch{Query: goAdv.ID, Limit: 50})
 		if err != nil || len(vs) != 1 || vs[0].CVEID != cve || !slices.Contains(vs[0].Advisories, goAdv.ID) {
 			t.Fatalf("vulnerabilities for %s: %+v %v", goAdv.ID, vs, err)
 		}
 		eco, name := goAdv.Affected[0].Ecosystem, goAdv.Affected[0].Name
-		vs, err = s.SearchVulns(ctx, store.VulnSearch{Query: goAdv.ID, Ecosystem: eco, Package: name, Limit: 50})
+		vs, err = s.SearchVulns(ctx, vulnstore.VulnSearch{Query: goAdv.ID, Ecosystem: eco, Package: name, Limit: 50})
 		if err != nil || len(vs) != 1 {
 			t.Fatalf("vulnerabilities with package filter: %v %v", vs, err)
 		}
-		vs, err = s.SearchVulns(ctx, store.VulnSearch{Query: goAdv.ID, Ecosystem: "npm", Limit: 50})
+		vs, err = s.SearchVulns(ctx, vulnstore.VulnSearch{Query: goAdv.ID, Ecosystem: "npm", Limit: 50})
 		if err != nil || len(vs) != 0 {
 			t.Fatalf("vulnerabilities with another ecosystem: %v %v", vs, err)
 		}
 		// Feed: the window, ids ignoring it, and the source filter.
-		f := store.VulnFilter{Cutoff: goAdv.Published.Unix(), Limit: 100}
+		f := vulnstore.VulnFilter{Cutoff: goAdv.Published.Unix(), Limit: 100}
 		got, total, err := s.FeedAdvisories(ctx, f)
 		if err != nil || total == 0 || len(got) != total {
 			t.Fatalf("feed window: %d %d %v", len(got), total, err)
@@ -232,20 +231,20 @@ func TestAdvisoriesAliasesAndSearch(t *testing.T) {
 				t.Fatal("feed not newest first")
 			}
 		}
-		f = store.VulnFilter{Cutoff: time.Now().Unix(), IDs: []string{goAdv.ID}, Limit: 100}
+		f = vulnstore.VulnFilter{Cutoff: time.Now().Unix(), IDs: []string{goAdv.ID}, Limit: 100}
 		if got, total, err = s.FeedAdvisories(ctx, f); err != nil || total != 1 || got[0].ID != goAdv.ID {
 			t.Fatalf("feed by id: %v %d %v", got, total, err)
 		}
-		f = store.VulnFilter{Cutoff: 0, Source: "github", Limit: 100}
+		f = vulnstore.VulnFilter{Cutoff: 0, Source: "github", Limit: 100}
 		if got, total, err = s.FeedAdvisories(ctx, f); err != nil || total != 5 {
 			t.Fatalf("feed source=github: %d %v", total, err)
 		}
 		// Ranked text search with prefix matching.
-		got, err = s.SearchAdvisories(ctx, store.VulnSearch{Query: "deserializ", Limit: 50})
+		got, err = s.SearchAdvisories(ctx, vulnstore.VulnSearch{Query: "deserializ", Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.SearchAdvisories(ctx, store.VulnSearch{Query: "cpe:2.3:a", Limit: 50}); err == nil {
+		if _, err := s.SearchAdvisories(ctx, vulnstore.VulnSearch{Query: "cpe:2.3:a", Limit: 50}); err == nil {
 			t.Fatal("malformed CPE accepted")
 		}
 		// A newer version replaces the text in the index.
@@ -255,12 +254,12 @@ func TestAdvisoriesAliasesAndSearch(t *testing.T) {
 		if st, err := s.UpsertAdvisories(ctx, []vuln.Advisory{upd}); err != nil || st.Updated != 1 {
 			t.Fatalf("advisory update: %+v %v", st, err)
 		}
-		if got, err := s.SearchAdvisories(ctx, store.VulnSearch{Query: "wombat", Limit: 50}); err != nil || len(got) != 1 {
+		if got, err := s.SearchAdvisories(ctx, vulnstore.VulnSearch{Query: "wombat", Limit: 50}); err != nil || len(got) != 1 {
 			t.Fatalf("search updated advisory: %v %v", got, err)
 		}
 		// Keywords: the page and the total from one text match, and the
 		// total still counted past the last page.
-		f = store.VulnFilter{Cutoff: 0, Terms: []string{"wombat"}, Limit: 100}
+		f = vulnstore.VulnFilter{Cutoff: 0, Terms: []string{"wombat"}, Limit: 100}
 		all, n, err := s.FeedAdvisories(ctx, f)
 		if err != nil || n == 0 || len(all) != n {
 			t.Fatalf("feed keywords: %d of %d, %v", len(all), n, err)
@@ -286,7 +285,7 @@ func TestCPEKey(t *testing.T) {
 		"cpe:2.3:x:apache:log4j":                      "",
 		"apache log4j":                                "",
 	} {
-		got, ok := store.CPEKey(in)
+		got, ok := vulnstore.CPEKey(in)
 		if got != want || ok != (want != "") {
 			t.Errorf("CPEKey(%q) = %q %v, want %q", in, got, ok, want)
 		}
@@ -294,10 +293,10 @@ func TestCPEKey(t *testing.T) {
 }
 
 func TestUpsertVulnsConcurrent(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
 		vs := readNVD(t, vulnData+"nvd/vunnel_full-page.json")
 		var wg sync.WaitGroup
-		stats := make([]store.VulnStats, 4)
+		stats := make([]vulnstore.VulnStats, 4)
 		errs := make([]error, 4)
 		for i := range 4 {
 			wg.Add(1)
@@ -307,7 +306,7 @@ func TestUpsertVulnsConcurrent(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		var total store.VulnStats
+		var total vulnstore.VulnStats
 		for i := range 4 {
 			if errs[i] != nil {
 				t.Fatalf("writer %d: %v", i, errs[i])
@@ -327,14 +326,14 @@ func FuzzCPEKey(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		k, ok := store.CPEKey(s)
+		k, ok := vulnstore.CPEKey(s)
 		if !ok {
 			return
 		}
 		if k != strings.ToLower(k) || strings.Count(k, ":") != 2 {
 			t.Fatalf("CPEKey(%q) = %q", s, k)
 		}
-		if k2, ok := store.CPEKey("cpe:2.3:" + k); !ok || k2 != k {
+		if k2, ok := vulnstore.CPEKey("cpe:2.3:" + k); !ok || k2 != k {
 			t.Fatalf("CPEKey(cpe:2.3:%s) = %q %v", k, k2, ok)
 		}
 	})

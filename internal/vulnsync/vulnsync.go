@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
 	"github.com/periscope-oss/periscope/internal/vulningest"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // nvdFirstSync is how far back the first NVD API sync reaches; later syncs
@@ -62,7 +62,7 @@ func (c Config) Sources() []Source {
 
 // Syncer runs the scheduled sync.
 type Syncer struct {
-	Store   *store.Store
+	Store   *vulnstore.Store
 	Fetcher *vuln.Fetcher
 	Config  Config
 	// Interval between runs; Run needs it > 0.
@@ -141,7 +141,7 @@ func (s *Syncer) RunOnce(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (s *Syncer) syncSource(ctx context.Context, in *vulningest.Ingester, src Source, st store.SyncState, changed *int) error {
+func (s *Syncer) syncSource(ctx context.Context, in *vulningest.Ingester, src Source, st vulnstore.SyncState, changed *int) error {
 	start := s.now()
 	st.Source, st.LastAttempt = src.Name, start.Unix()
 	if st.URL != src.URL {
@@ -175,7 +175,7 @@ func (s *Syncer) syncSource(ctx context.Context, in *vulningest.Ingester, src So
 	return s.Store.PutVulnSyncState(context.WithoutCancel(ctx), st)
 }
 
-func (s *Syncer) fail(ctx context.Context, st store.SyncState, err error) error {
+func (s *Syncer) fail(ctx context.Context, st vulnstore.SyncState, err error) error {
 	st.LastError = err.Error()
 	s.log().Warn("vulnerability sync failed", "source", st.Source, "err", err)
 	if perr := s.Store.PutVulnSyncState(context.WithoutCancel(ctx), st); perr != nil {
@@ -186,7 +186,7 @@ func (s *Syncer) fail(ctx context.Context, st store.SyncState, err error) error 
 
 // syncNVD fetches the CVEs modified since the last successful NVD sync
 // (nvdFirstSync back the first time).
-func (s *Syncer) syncNVD(ctx context.Context, in *vulningest.Ingester, st store.SyncState, changed *int) error {
+func (s *Syncer) syncNVD(ctx context.Context, in *vulningest.Ingester, st vulnstore.SyncState, changed *int) error {
 	end := s.now().UTC()
 	st.Source, st.URL, st.LastAttempt = "nvd", s.Config.NVDURL, end.Unix()
 	start := end.Add(-nvdFirstSync)

@@ -16,6 +16,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 	"github.com/periscope-oss/periscope/internal/vuln"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/vulnsync"
 )
 
@@ -83,7 +84,7 @@ func (u *upstream) handler(t *testing.T) http.Handler {
 }
 
 func TestSyncer(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.EachOf(t, []store.MigrationSet{vulnstore.Migrations()}, vulnstore.New, func(t *testing.T, s *vulnstore.Store) {
 		ctx := context.Background()
 		u := &upstream{requests: map[string]int{}}
 		srv := httptest.NewServer(u.handler(t))
@@ -150,7 +151,7 @@ func TestSourcesConfig(t *testing.T) {
 }
 
 func TestRunStopsWithContext(t *testing.T) {
-	s := storetest.Open(t, "sqlite")
+	s := vulnstore.New(storetest.Open(t, "sqlite", vulnstore.Migrations()))
 	sy := &vulnsync.Syncer{Store: s, Fetcher: &vuln.Fetcher{Client: http.DefaultClient}, Interval: time.Hour}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)

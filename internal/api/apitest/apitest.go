@@ -21,9 +21,14 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/periscope-oss/periscope/internal/api"
+	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // Clock is a settable clock shared by the server and the store.
@@ -58,10 +63,16 @@ type Env struct {
 	T      testing.TB
 	Engine string
 	Store  *store.Store
-	Server *api.Server
-	HTTP   *httptest.Server
-	Clock  *Clock
-	Client *http.Client
+	Hosts  *hoststore.Store
+	Vulns  *vulnstore.Store
+	Brand  *brandstore.Store
+	// Monitor is the brand monitor the server is handed (no worker runs:
+	// searches are computed on demand).
+	Monitor *monitor.Monitor
+	Server  *api.Server
+	HTTP    *httptest.Server
+	Clock   *Clock
+	Client  *http.Client
 }
 
 // Options adjust a test environment.
@@ -76,11 +87,13 @@ type Options struct {
 // at 2026-11-22 12:00 UTC and a client that validates every response.
 func New(t testing.TB, engine string, opts ...Options) *Env {
 	t.Helper()
-	s := storetest.Open(t, engine)
+	s := storetest.Open(t, engine, schema.Sets()...)
 	clock := &Clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	s.Now = clock.Now
+	hs, vs, bs := hoststore.New(s), vulnstore.New(s), brandstore.New(s)
+	mon := monitor.New(s, hs, bs, monitor.Options{})
 	cfg := api.DefaultConfig()
-	d := api.Deps{Store: s, Now: clock.Now}
+	d := api.Deps{Accounts: s, Orgs: s, Hosts: hs, Vulns: vs, Listings: bs, Brand: mon, Now: clock.Now}
 	for _, o := range opts {
 		if o.Config != nil {
 			cfg = *o.Config
@@ -90,10 +103,10 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 		}
 	}
 	srv := api.NewServer(cfg, d)
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
+	h := httptest.NewServer(srv)
+	t.Cleanup(h.Close)
 	v := Validator(t, srv.OpenAPI())
-	return &Env{T: t, Engine: engine, Store: s, Server: srv, HTTP: hs, Clock: clock,
+	return &Env{T: t, Engine: engine, Store: s, Hosts: hs, Vulns: vs, Brand: bs, Monitor: mon, Server: srv, HTTP: h, Clock: clock,
 		Client: &http.Client{Transport: v.Transport(http.DefaultTransport)}}
 }
 

@@ -80,9 +80,19 @@ func Open(t testing.TB, engine string, sets ...store.MigrationSet) *store.Store 
 	return s
 }
 
-// Each runs fn as a subtest on a fresh store of every engine.
-func Each(t *testing.T, fn func(t *testing.T, s *store.Store)) {
+// Each runs fn as a subtest on a fresh store of every engine, migrated
+// with the core schema and sets.
+func Each(t *testing.T, fn func(t *testing.T, s *store.Store), sets ...store.MigrationSet) {
 	for _, e := range Engines() {
-		t.Run(e, func(t *testing.T) { fn(t, Open(t, e)) })
+		t.Run(e, func(t *testing.T) { fn(t, Open(t, e, sets...)) })
+	}
+}
+
+// EachOf runs fn as a subtest on a fresh database of every engine,
+// migrated with the core schema and sets, handing it the capability store
+// open returns (hoststore.New, say).
+func EachOf[T any](t *testing.T, sets []store.MigrationSet, open func(*store.Store) T, fn func(t *testing.T, s T)) {
+	for _, e := range Engines() {
+		t.Run(e, func(t *testing.T) { fn(t, open(Open(t, e, sets...))) })
 	}
 }

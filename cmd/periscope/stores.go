@@ -1,0 +1,22 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/periscope-oss/periscope/internal/api"
+	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/monitor"
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
+)
+
+// apiDeps wires the API to the storage of st: the core store serves
+// accounts and organizations, each capability's package its routes. Brand
+// is a monitor without a worker (its searches are computed on demand);
+// serve replaces it with the running one (setupBrand).
+func apiDeps(st *store.Store, log *slog.Logger) api.Deps {
+	hs, bs := hoststore.New(st), brandstore.New(st)
+	return api.Deps{Accounts: st, Orgs: st, Hosts: hs, Vulns: vulnstore.New(st), Listings: bs,
+		Brand: monitor.New(st, hs, bs, monitor.Options{}), Log: log}
+}

@@ -1,0 +1,80 @@
+package api
+
+import (
+	"context"
+
+	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/vuln"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
+)
+
+// The API's storage, one interface per handler group: the methods that
+// group calls and nothing else, so a reader sees what a route can touch and
+// a capability can be served by whatever implements its interface.
+// cmd/periscope hands in the storage packages (store, hoststore, vulnstore,
+// brandstore) and the running brand monitor.
+
+// Accounts is what the route wrapper (route.go), the OEM audit routes
+// (audit.go) and readiness (health.go) need: keys, credits, audit and the
+// database's health. *store.Store implements it.
+type Accounts interface {
+	Authenticate(ctx context.Context, key string) (periscope.Principal, error)
+	Reserve(ctx context.Context, accountID string, pool periscope.Pool, n int64) (period string, err error)
+	Refund(ctx context.Context, accountID string, pool periscope.Pool, n int64, period string) error
+	AddAudit(ctx context.Context, e *periscope.AuditEntry) error
+	AuditLogs(ctx context.Context, f store.AuditFilter) ([]periscope.AuditEntry, int, error)
+	Ping(ctx context.Context) error
+	// Engine names the database engine, for /readyz.
+	Engine() string
+}
+
+// Orgs is what the organization routes (orgs.go) need. *store.Store
+// implements it.
+type Orgs interface {
+	CreateOrganization(ctx context.Context, o *periscope.Organization) error
+	Organizations(ctx context.Context, accountID string) ([]periscope.Organization, error)
+	Organization(ctx context.Context, accountID, orgID string) (periscope.Organization, error)
+	DeleteOrganization(ctx context.Context, accountID, orgID string) error
+	Assets(ctx context.Context, accountID, orgID string) ([]periscope.Asset, error)
+	AddAsset(ctx context.Context, a periscope.Asset) (created bool, err error)
+	RemoveAsset(ctx context.Context, a periscope.Asset) error
+}
+
+// Hosts is what the domain, host and global search routes (hosts.go)
+// need. *hoststore.Store implements it.
+type Hosts interface {
+	SearchHosts(ctx context.Context, q hoststore.HostQuery) (hoststore.HostPage, error)
+	Subdomains(ctx context.Context, domain string, resolvableOnly bool, limit, countCap int) (names []string, total int, err error)
+	LastSeenUnder(ctx context.Context, domain string) (int64, error)
+	Host(ctx context.Context, name string) (host.Host, error)
+}
+
+// Vulns is what the vulnerability routes (vuln.go, vuln_metrics.go) need.
+// *vulnstore.Store implements it.
+type Vulns interface {
+	FeedVulns(ctx context.Context, f vulnstore.VulnFilter) ([]vuln.Vulnerability, int, error)
+	FeedExploits(ctx context.Context, f vulnstore.VulnFilter) ([]vuln.Exploit, int, error)
+	FeedAdvisories(ctx context.Context, f vulnstore.VulnFilter) ([]vuln.Advisory, int, error)
+	SearchVulns(ctx context.Context, q vulnstore.VulnSearch) ([]vuln.Vulnerability, error)
+	SearchAdvisories(ctx context.Context, q vulnstore.VulnSearch) ([]vuln.Advisory, error)
+	SearchExploits(ctx context.Context, q vulnstore.VulnSearch) ([]vuln.Exploit, error)
+	CountVulns(ctx context.Context) (vulnstore.VulnCounts, error)
+	VulnSyncStates(ctx context.Context) (map[string]vulnstore.SyncState, error)
+}
+
+// BrandListings is what the brand listing routes (brand.go) read.
+// *brandstore.Store implements it.
+type BrandListings interface {
+	Findings(ctx context.Context, q brandstore.ListQuery) ([]brandstore.Finding, int, error)
+	OrgCertificates(ctx context.Context, q brandstore.ListQuery) ([]brandstore.OrgCertificate, int, error)
+}
+
+// BrandMonitor is the running brand monitor behind the OEM phishing and
+// typosquatting searches (brand.go). *monitor.Monitor implements it.
+type BrandMonitor interface {
+	Search(ctx context.Context, base, kind string, limit int) ([]brandstore.Finding, error)
+}

@@ -1,0 +1,50 @@
+// Package hoststore stores the host index: hosts with their documents
+// (hostdoc.go), the posting lists of their search terms (postings.go), bulk
+// loads (hostload.go) and host search (hosts_search.go). It answers
+// /api/v1/domain/*, /api/v1/host/* and the global search, and serves brand
+// monitoring the host names it reads (names.go). Its tables are created by
+// migrations 0003, 0005, 0006 and 0007 (migrations/); 0005 moves the terms
+// of 0003 into posting lists with a Go step (moveHostTerms).
+package hoststore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"io/fs"
+
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Migrations is the schema of the host tables.
+func Migrations() store.MigrationSet {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return store.MigrationSet{Name: "hosts", FS: sub, Steps: map[int]func(context.Context, *store.Tx) error{5: moveHostTerms}}
+}
+
+// Store is the host tables of a database. It is safe for concurrent use.
+type Store struct {
+	st *store.Store
+	d  dialect
+}
+
+// New returns the host tables of s (migrated with Migrations).
+func New(s *store.Store) *Store { return &Store{st: s, d: dialectOf(s.Dialect())} }
+
+func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return s.st.Exec(ctx, q, args...)
+}
+
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return s.st.Query(ctx, q, args...)
+}
+
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return s.st.QueryRow(ctx, q, args...)
+}

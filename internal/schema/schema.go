@@ -1,0 +1,23 @@
+// Package schema lists the migration sets of every capability: the whole
+// application's schema in one place. A database is migrated with all of
+// them (cmd/periscope, the API tests); a capability's own tests migrate its
+// set alone.
+package schema
+
+import (
+	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
+)
+
+// Sets returns the migration sets of every capability besides the core
+// (which store.Migrate always applies), in no particular order: the runner
+// orders migrations by version across sets.
+func Sets() []store.MigrationSet {
+	return []store.MigrationSet{
+		vulnstore.Migrations(),  // 0002
+		hoststore.Migrations(),  // 0003, 0005, 0006, 0007
+		brandstore.Migrations(), // 0004
+	}
+}

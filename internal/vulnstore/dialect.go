@@ -1,0 +1,115 @@
+package vulnstore
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// dialect is how the vulnerability tables' full-text search and upkeep
+// differ by engine: SQLite keeps external-content FTS5 tables (vulns_fts
+// and the like, migrations/sqlite/0002_vuln.sql) that the writers update,
+// PostgreSQL generated tsvector columns with GIN indexes.
+type dialect interface {
+	// textWord is one word of a full-text query, a prefix when star is "*".
+	textWord(w, star string) string
+	// textAll joins words that must all match; textAny phrases of which
+	// one must.
+	textAll(words []string) string
+	textAny(parts []string) string
+	// textMatch is the condition that row alias t of table (vulns,
+	// vuln_exploits, vuln_advisories) matches the full-text query bound to
+	// its one ?.
+	textMatch(table, t string) string
+	// rankedSource is the FROM clause of a ranked full-text search of
+	// table as alias t, its arguments and the ORDER BY.
+	rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string)
+	// textCond is the WHERE condition rankedSource needs ("" for none).
+	textCond(t string) string
+	// syncsTextIndex says whether writers update the text index themselves.
+	syncsTextIndex() bool
+	// optimize refreshes what the planner knows after a bulk load.
+	optimize() string
+}
+
+func dialectOf(d store.Dialect) dialect {
+	if d.Name() == "postgres" {
+		return pgDialect{}
+	}
+	return sqliteDialect{}
+}
+
+type sqliteDialect struct{}
+
+func (sqliteDialect) textWord(w, star string) string { return `"` + w + `"` + star }
+func (sqliteDialect) textAll(words []string) string  { return strings.Join(words, " ") }
+func (sqliteDialect) textAny(parts []string) string  { return strings.Join(parts, " OR ") }
+
+// textMatch: the unary + keeps SQLite from driving the query from the
+// matches (every match of a common word looked up in the table): it walks
+// the date window and probes the match set instead.
+func (sqliteDialect) textMatch(table, t string) string {
+	return "+" + t + ".id IN (SELECT rowid FROM " + table + "_fts WHERE " + table + "_fts MATCH ?)"
+}
+
+// rankedSource ranks the FTS5 table first (bm25, title weighted 10:1) and,
+// when nothing else filters, cuts it to limit before the join, so a common
+// word never joins every match.
+func (sqliteDialect) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
+	w := "10.0, 1.0"
+	if table == "vuln_exploits" {
+		w = "1.0"
+	}
+	inner := "SELECT rowid AS rid, bm25(" + table + "_fts, " + w + ") AS score FROM " + table + "_fts WHERE " + table + "_fts MATCH ?"
+	args := []any{fq}
+	if !filtered {
+		inner += " ORDER BY score LIMIT ?"
+		args = append(args, limit)
+	}
+	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
+}
+
+func (sqliteDialect) textCond(string) string { return "" }
+func (sqliteDialect) syncsTextIndex() bool  { return true }
+func (sqliteDialect) optimize() string      { return `PRAGMA optimize` }
+
+type pgDialect struct{}
+
+func (pgDialect) textWord(w, star string) string { return w + strings.ReplaceAll(star, "*", ":*") }
+func (pgDialect) textAll(words []string) string  { return strings.Join(words, " & ") }
+func (pgDialect) textAny(parts []string) string  { return strings.Join(parts, " | ") }
+
+func (pgDialect) textMatch(_, t string) string {
+	return t + ".tsv @@ to_tsquery('english', ?)"
+}
+
+// rankedSource lets the GIN index find the matches and ts_rank order them
+// (the newest pgRankWindow of them when nothing else filters).
+func (pgDialect) rankedSource(table, t, fq string, filtered bool, _ int) (string, []any, string) {
+	order := "ts_rank(" + t + ".tsv, fq) DESC, " + t + ".id DESC"
+	if filtered {
+		return table + " " + t + " CROSS JOIN to_tsquery('english', ?) fq", []any{fq}, order
+	}
+	// ts_rank reads every match's tsvector from the heap: a common
+	// word would rank tens of thousands of rows. Rank the newest
+	// pgRankWindow matches instead, which the date index yields.
+	date := "published"
+	if table == "vuln_exploits" {
+		date = "date_added"
+	}
+	src := "(SELECT * FROM " + table + " WHERE tsv @@ to_tsquery('english', ?) ORDER BY " + date + " DESC, id DESC LIMIT " +
+		strconv.Itoa(pgRankWindow) + ") " + t + " CROSS JOIN to_tsquery('english', ?) fq"
+	return src, []any{fq, fq}, order
+}
+
+func (pgDialect) textCond(t string) string { return t + ".tsv @@ fq" }
+func (pgDialect) syncsTextIndex() bool     { return false }
+
+// optimize is a VACUUM (ANALYZE): statistics and the visibility map that
+// lets counts be index-only (deployments with autovacuum off get nothing
+// else).
+func (pgDialect) optimize() string {
+	return `VACUUM (ANALYZE) vulns, vuln_cpes, vuln_kev, vuln_epss, vuln_exploits, vuln_exploit_cves,
+			vuln_advisories, vuln_advisory_aliases, vuln_advisory_packages`
+}
