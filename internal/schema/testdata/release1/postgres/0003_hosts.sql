@@ -1,0 +1,36 @@
+-- The internet host index. One row per host (an FQDN or a bare IP); doc
+-- holds the whole host object (JSON). host_terms is an inverted index: one
+-- row per (filter term, host), so every search filter is an index range and
+-- filters are ANDed by joining ranges on host_id.
+CREATE TABLE hosts (
+    id BIGSERIAL PRIMARY KEY,
+    name TEXT NOT NULL,
+    rkey TEXT COLLATE "C" NOT NULL,
+    domain TEXT NOT NULL DEFAULT '',
+    ip TEXT NOT NULL DEFAULT '',
+    -- ipkey is the address as 32 hex digits (IPv4 mapped into IPv6), so a
+    -- CIDR block is one key range.
+    ipkey TEXT COLLATE "C" NOT NULL DEFAULT '',
+    is_live INTEGER NOT NULL DEFAULT 0,
+    is_resolvable INTEGER NOT NULL DEFAULT 0,
+    is_cloud INTEGER NOT NULL DEFAULT 0,
+    is_cdn INTEGER NOT NULL DEFAULT 0,
+    is_cloudflare INTEGER NOT NULL DEFAULT 0,
+    has_ipv6 INTEGER NOT NULL DEFAULT 0,
+    has_private_ip INTEGER NOT NULL DEFAULT 0,
+    http_title TEXT NOT NULL DEFAULT '',
+    first_seen BIGINT NOT NULL DEFAULT 0,
+    last_seen BIGINT NOT NULL DEFAULT 0,
+    doc BYTEA NOT NULL
+);
+CREATE UNIQUE INDEX hosts_name ON hosts (name);
+-- Subdomain listing: a range of reversed-label keys (byte order, so the
+-- range bounds behave as on SQLite), covering resolvability and last_seen.
+CREATE INDEX hosts_ipkey ON hosts (ipkey);
+CREATE INDEX hosts_rkey ON hosts (rkey, is_resolvable, last_seen);
+
+CREATE TABLE host_terms (
+    term TEXT COLLATE "C" NOT NULL,
+    host_id BIGINT NOT NULL,
+    PRIMARY KEY (term, host_id)
+);
