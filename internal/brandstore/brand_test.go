@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/periscope"
-	"github.com/periscope-oss/periscope/internal/brandstore"
 )
 
 func brandOrg(t *testing.T, b *brandstore.Store) periscope.Organization {

@@ -3,8 +3,8 @@ package brandstore_test
 import (
 	"testing"
 
-	"github.com/periscope-oss/periscope/internal/store/storetest"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
 // each runs fn as a subtest on fresh brand tables of every engine.

@@ -58,7 +58,7 @@ func (sqliteDialect) storedNames(ctx context.Context, tx *store.Tx, keys []strin
 	return err
 }
 
-func (sqliteDialect) explicitIDs() bool                          { return false }
+func (sqliteDialect) explicitIDs() bool                        { return false }
 func (sqliteDialect) syncIDs(context.Context, *store.Tx) error { return nil }
 
 // inIDs takes the ids as a JSON array.

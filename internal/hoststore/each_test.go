@@ -3,8 +3,8 @@ package hoststore_test
 import (
 	"testing"
 
-	"github.com/periscope-oss/periscope/internal/store/storetest"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
 // each runs fn as a subtest on fresh host tables of every engine.

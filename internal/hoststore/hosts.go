@@ -15,8 +15,8 @@ import (
 	"sync"
 
 	"github.com/periscope-oss/periscope/internal/host"
-	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // HostStats reports what UpsertHosts did with a batch.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/host"
-	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
 func TestUpsertHostsMerges(t *testing.T) {

@@ -88,4 +88,3 @@ func (s *Store) HostNamesAfter(ctx context.Context, after int64, limit int) ([]s
 	}
 	return out, after, rows.Err()
 }
-

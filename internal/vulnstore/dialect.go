@@ -71,8 +71,8 @@ func (sqliteDialect) rankedSource(table, t, fq string, filtered bool, limit int)
 }
 
 func (sqliteDialect) textCond(string) string { return "" }
-func (sqliteDialect) syncsTextIndex() bool  { return true }
-func (sqliteDialect) optimize() string      { return `PRAGMA optimize` }
+func (sqliteDialect) syncsTextIndex() bool   { return true }
+func (sqliteDialect) optimize() string       { return `PRAGMA optimize` }
 
 type pgDialect struct{}
 

@@ -654,4 +654,3 @@ func (s *Store) ftsSync(ctx context.Context, tx *store.Tx, table, cols, key stri
 	}
 	return nil
 }
-

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/vuln"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 const vulnData = "../vuln/testdata/"
