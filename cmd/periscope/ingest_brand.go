@@ -101,7 +101,7 @@ func brandConfigFromEnv(getenv config.Getenv) *brandConfig {
 	return &brandConfig{Dictionary: getenv("PERISCOPE_BRAND_DICTIONARY"), TLDs: getenv("PERISCOPE_BRAND_TLDS")}
 }
 
-// addBrandIngesters registers the kinds of brand protection (API.md §5).
+// addBrandIngesters registers the kinds of brand protection (README.md "Command line").
 func addBrandIngesters(m map[string]ingester) {
 	m["certs"] = brandIngester("certs", ingestCertFiles)
 	m["ct"] = brandIngester("ct", ingestCTLog)

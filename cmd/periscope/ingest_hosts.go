@@ -171,7 +171,7 @@ func printHostSummary(w io.Writer, f scan.Format, files int, s hostingest.Summar
 	}
 }
 
-// addHostIngesters registers the kinds of the host index (API.md §5).
+// addHostIngesters registers the kinds of the host index (README.md "Command line").
 func addHostIngesters(m map[string]ingester) {
 	m["httpx"] = ingestHostsAs(scan.HTTPX)
 	m["nmap"] = ingestHostsAs(scan.Nmap)

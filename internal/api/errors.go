@@ -30,7 +30,7 @@ var statusOf = map[string]int{
 	periscope.EUnavailable:         http.StatusServiceUnavailable,
 }
 
-// errorBody is the JSON body of every error (API.md §2).
+// errorBody is the JSON body of every error (README.md "Errors").
 type errorBody struct {
 	Status     int    `json:"status"`
 	Error      string `json:"error"`

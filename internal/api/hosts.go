@@ -23,7 +23,7 @@ const (
 	filterBool                     // a boolean
 )
 
-// searchFilter is one global-search filter of API.md §4.4.
+// searchFilter is one global-search filter of README.md "Internet host index" and internal/api/openapi/hosts.json.
 type searchFilter struct {
 	kind filterKind
 	// term is the index field of the filter; empty for the special cases
@@ -31,7 +31,7 @@ type searchFilter struct {
 	term string
 }
 
-// searchFilters maps every filter name and alias of API.md §4.4 to its
+// searchFilters maps every filter name and alias of README.md "Internet host index" and internal/api/openapi/hosts.json to its
 // index field.
 var searchFilters = map[string]searchFilter{
 	"country":                   {filterString, ""}, // a code or an English name
@@ -85,7 +85,7 @@ var searchFilters = map[string]searchFilter{
 	"cert_dns_name":             {filterString, hoststore.TermCertDNSName},
 }
 
-// Global search bounds (API.md §4.4).
+// Global search bounds (README.md "Internet host index" and internal/api/openapi/hosts.json).
 const (
 	searchDefaultLimit = 50
 	searchMaxLimit     = 200

@@ -36,7 +36,7 @@ type policy struct {
 	forms  bool           // also takes application/x-www-form-urlencoded fields
 }
 
-// The route policies of API.md §3.
+// The route policies of README.md "Credits, entitlements and limits".
 var (
 	public        = policy{public: true}
 	free          = policy{family: "general"}

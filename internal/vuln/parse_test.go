@@ -159,7 +159,7 @@ func TestJSONListsNeverNull(t *testing.T) {
 		}
 	}
 	if len(m) != 22 {
-		t.Errorf("vulnerability JSON has %d fields, want the 22 of API.md", len(m))
+		t.Errorf("vulnerability JSON has %d fields, want the 22 of the vulnerability object (internal/api/openapi/vuln.json)", len(m))
 	}
 }
 

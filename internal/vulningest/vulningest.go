@@ -22,7 +22,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
-// The kinds of input (API.md §5).
+// The kinds of input (README.md "Command line").
 const (
 	OSV       = "osv"
 	NVD       = "nvd"
