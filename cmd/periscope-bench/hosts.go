@@ -33,7 +33,7 @@ func writeGeneratedHosts(w io.Writer, count int, seed uint64, now int64) error {
 }
 
 // benchGenHosts writes a synthetic internet as native NDJSON, for
-// `periscope ingest hosts` and `periscope bench search`.
+// `periscope ingest hosts` and `periscope-bench search`.
 func benchGenHosts(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "bench gen-hosts")
 	count := fs.Int("count", 100000, "number of hosts")
