@@ -6,9 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dur=${1:-15s}
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
-go build -o /tmp/periscope-bench ./cmd/periscope
+go build -o /tmp/periscope-bench ./cmd/periscope-bench
 out=$(mktemp)
-/tmp/periscope-bench bench auth --listen >"$out" 2>/dev/null &
+/tmp/periscope-bench auth --listen >"$out" 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$out"' EXIT
 for i in $(seq 1 50); do [ "$(wc -l <"$out")" -ge 3 ] && break; sleep 0.2; done

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"embed"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -30,9 +30,9 @@ func setupHosts(ctx context.Context, svc *services) error {
 //go:embed demodata/hosts
 var hostDemoFiles embed.FS
 
-// demoHostCount is how many generated hosts the demo adds to the bundled
-// scanner outputs.
-const demoHostCount = 5000
+// demoGeneratedHosts is the bundled generated internet (native NDJSON,
+// gzip).
+const demoGeneratedHosts = "generated.ndjson.gz"
 
 // hostDemoFormats maps the bundled files to their formats.
 var hostDemoFormats = map[string]scan.Format{
@@ -40,8 +40,10 @@ var hostDemoFormats = map[string]scan.Format{
 }
 
 // loadHostsDemo ingests the bundled real scanner outputs and a generated
-// internet of demoHostCount hosts (seed 1: the documented demo domains
-// megacorp.com, globex.com and initech.io hold a share of them).
+// internet of 5,000 hosts (generated.ndjson.gz, seed 1: the documented demo
+// domains megacorp.com, globex.com and initech.io hold a share of them).
+// The hosts are generated once and bundled, so the binary carries no
+// generator; see demodata/hosts/README.md for the command that remakes them.
 func loadHostsDemo(ctx context.Context, svc *services) (hostingest.Summary, error) {
 	var total hostingest.Summary
 	entries, err := fs.ReadDir(hostDemoFiles, "demodata/hosts")
@@ -70,10 +72,16 @@ func loadHostsDemo(ctx context.Context, svc *services) (hostingest.Summary, erro
 	}
 	// The generated hosts go through the native NDJSON path, as an
 	// `export hosts` file would.
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeGeneratedHosts(pw, demoHostCount, 1, svc.store.Now().Unix())) }()
-	sum, err := svc.hosts.Ingest(ctx, scan.Native, "generated", pr, nil)
-	pr.CloseWithError(io.ErrClosedPipe) // stops the writer if Ingest failed early
+	file, err := hostDemoFiles.Open("demodata/hosts/" + demoGeneratedHosts)
+	if err != nil {
+		return total, err
+	}
+	defer file.Close()
+	zr, err := gzip.NewReader(file)
+	if err != nil {
+		return total, fmt.Errorf("%s: %w", demoGeneratedHosts, err)
+	}
+	sum, err := svc.hosts.Ingest(ctx, scan.Native, demoGeneratedHosts, zr, nil)
 	total.Add(sum)
 	return total, err
 }

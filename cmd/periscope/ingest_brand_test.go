@@ -5,14 +5,11 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/periscope-oss/periscope/internal/brand"
 	"github.com/periscope-oss/periscope/internal/brandstore"
-	"github.com/periscope-oss/periscope/internal/ct/cttest"
-	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -66,170 +63,38 @@ func monitoredStore(t *testing.T, dsn string, domains ...string) (*store.Store, 
 	return st, a
 }
 
-var summaryLine = regexp.MustCompile(`read (\d+) \w+, inserted (\d+), updated (\d+), unchanged (\d+), rejected (\d+)`)
-
-func summary(t *testing.T, out string) string {
-	t.Helper()
-	m := summaryLine.FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no summary in:\n%s", out)
+// The brand kinds of `periscope ingest` print the run's totals, the
+// rejected inputs and what the host index and the monitor did
+// (internal/brandingest tests the pipeline itself).
+func TestIngestBrandPrintsTotals(t *testing.T) {
+	dsn := storetest.DSN(t, "sqlite")
+	monitoredStore(t, dsn, "github.com")
+	dir := t.TempDir()
+	zone := "$ORIGIN com.\n$INCLUDE /etc/passwd\n@ 3600 IN SOA a.gtld. nstld. 1 2 3 4 5\n" +
+		"github-login 3600 IN NS ns1.example.net.\nunrelated 3600 IN NS ns1.example.net.\n"
+	zf := filepath.Join(dir, "com.zone")
+	if err := os.WriteFile(zf, []byte(zone), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	return strings.Join(m[1:], " ")
-}
-
-func TestIngestCTLog(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for the client's retry backoff")
-	}
-	for _, engine := range storetest.Engines() {
-		t.Run(engine, func(t *testing.T) {
-			dsn := storetest.DSN(t, engine)
-			st, acct := monitoredStore(t, dsn, "letsencrypt.org")
-			log := cttest.New()
-			defer log.Close()
-			le := pemBlocks(t, "../../internal/ct/testdata/netbox-ssl_letsencrypt_chain.pem")
-			dc := pemBlocks(t, "../../internal/ct/testdata/netbox-ssl_digicert_chain.pem")
-			gh := pemBlocks(t, "../../internal/ct/testdata/appmattus_github-chain.pem")
-			for _, chain := range [][][]byte{le, dc} {
-				if err := log.AddCert(chain[0], chain[1:]...); err != nil {
-					t.Fatal(err)
-				}
-			}
-			log.AddRaw([]byte("not a merkle tree leaf"), nil)
-			if err := log.AddCert(le[0], le[1:]...); err != nil { // logged twice, stored once
-				t.Fatal(err)
-			}
-			// A short batch, a 500 and a 429: retried, nothing lost.
-			log.SetMaxBatch(2)
-			log.Fail(cttest.Fault{Status: 500, Body: "boom"}, cttest.Fault{Status: 429, RetryAfter: "1"})
-
-			out, stderr, err := runCLI(t, "ingest", "ct", log.URL(), "--database", dsn)
-			if err != nil {
-				t.Fatalf("ingest ct: %v\n%s\n%s", err, out, stderr)
-			}
-			if got := summary(t, out); got != "4 2 0 1 1" {
-				t.Errorf("first run: %s, want read 4 inserted 2 unchanged 1 rejected 1\n%s", got, out)
-			}
-			if !strings.Contains(out, "entry 2:") || !strings.Contains(out, "1 new certificate links") {
-				t.Errorf("summary:\n%s", out)
-			}
-			certs, n, err := brandstore.New(st).OrgCertificates(context.Background(), brandstore.ListQuery{AccountID: acct.ID, Limit: 10})
-			if err != nil || n != 1 || certs[0].Domain != "letsencrypt.org" {
-				t.Errorf("linked certificates %d %+v %v", n, certs, err)
-			}
-			if _, err := hoststore.New(st).Host(context.Background(), "www.digicert.com"); err != nil {
-				t.Errorf("SAN name not in the host index: %v", err)
-			}
-
-			// The checkpoint: a second run reads only what was appended.
-			if err := log.AddCert(gh[0], gh[1:]...); err != nil {
-				t.Fatal(err)
-			}
-			out, _, err = runCLI(t, "ingest", "ct", log.URL(), "--database", dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := summary(t, out); got != "1 1 0 0 0" {
-				t.Errorf("second run: %s, want one new entry\n%s", got, out)
-			}
-
-			// The checkpoint is past every entry, the undecodable one included.
-			if next, _ := brandstore.New(st).CTCheckpoint(context.Background(), log.URL()); next != 5 {
-				t.Errorf("checkpoint %d, want 5", next)
-			}
-		})
-	}
-}
-
-func TestIngestCertsZoneCertstream(t *testing.T) {
-	for _, engine := range storetest.Engines() {
-		t.Run(engine, func(t *testing.T) {
-			dsn := storetest.DSN(t, engine)
-			st, acct := monitoredStore(t, dsn, "google.com", "github.com")
-			dir := t.TempDir()
-			// Garbage between PEM blocks and a block that is not a certificate.
-			leaf, _ := os.ReadFile("../../internal/cert/testdata/appmattus_google-cert.pem")
-			bad := "junk before\n" + string(leaf) + "junk between\n-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
-			if err := os.WriteFile(filepath.Join(dir, "bad.pem"), []byte(bad), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			out, _, err := runCLI(t, "ingest", "certs", filepath.Join(dir, "bad.pem"), "--database", dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := summary(t, out); got != "2 1 0 0 1" || !strings.Contains(out, "skipped") || !strings.Contains(out, "malformed certificate") {
-				t.Errorf("certs: %s\n%s", got, out)
-			}
-			if _, n, _ := brandstore.New(st).OrgCertificates(context.Background(), brandstore.ListQuery{AccountID: acct.ID, Limit: 10}); n != 1 {
-				t.Errorf("*.google.com certificate not linked: %d", n)
-			}
-
-			zone := "$ORIGIN com.\n$INCLUDE /etc/passwd\n@ 3600 IN SOA a.gtld. nstld. 1 2 3 4 5\n" +
-				"gooogle 3600 IN NS ns1.example.net.\ngithub-login 3600 IN NS ns1.example.net.\nunrelated 3600 IN NS ns1.example.net.\n"
-			zf := filepath.Join(dir, "com.zone")
-			if err := os.WriteFile(zf, []byte(zone), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			out, _, err = runCLI(t, "ingest", "zone", zf, "--database", dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(out, "$INCLUDE is not supported") || !strings.Contains(out, "2 names matched, 2 new findings") {
-				t.Errorf("zone:\n%s", out)
-			}
-			typos, _, _ := brandstore.New(st).Findings(context.Background(), brandstore.ListQuery{AccountID: acct.ID, Kind: brand.TypoSquatting, Limit: 10})
-			phish, _, _ := brandstore.New(st).Findings(context.Background(), brandstore.ListQuery{AccountID: acct.ID, Kind: brand.PotentialPhishing, Limit: 10})
-			// The other names of google.com's own certificate (google.ca,
-			// google.co.uk, ...) are not reported as phishing.
-			if len(typos) != 1 || typos[0].Domain != "gooogle.com" || len(phish) != 1 || phish[0].Domain != "github-login.com" ||
-				len(typos[0].DNSHistory) != 1 || typos[0].DNS.NS[0] != "ns1.example.net" {
-				t.Errorf("findings from the zone: %+v %+v", typos, phish)
-			}
-
-			out, _, err = runCLI(t, "ingest", "certstream", "../../internal/ct/testdata/certstream.ndjson", "--database", dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(out, "bad JSON") || !strings.Contains(out, `unknown message_type "something_else"`) {
-				t.Errorf("certstream:\n%s", out)
-			}
-			if _, err := hoststore.New(st).Host(context.Background(), "b.example.net"); err != nil {
-				t.Errorf("certstream names not in the host index: %v", err)
-			}
-
-			// Missing inputs are errors naming them.
-			if _, _, err := runCLI(t, "ingest", "zone", filepath.Join(dir, "nope.zone"), "--database", dsn); err == nil || !strings.Contains(err.Error(), "nope.zone") {
-				t.Errorf("missing zone file: %v", err)
-			}
-		})
-	}
-}
-
-func TestPermute(t *testing.T) {
-	out, _, err := runCLI(t, "permute", "google.com", "--dictionary", "../../internal/typo/testdata/english.dict", "--tld", "../../internal/typo/testdata/common_tlds.dict")
+	out, _, err := runCLI(t, "ingest", "zone", zf, "--database", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile("../../internal/typo/testdata/google.com.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]bool{}
-	for _, l := range strings.Split(out, "\n") {
-		got[l] = true
-	}
-	for _, l := range strings.Split(strings.TrimSpace(string(want)), "\n") {
-		if !got[strings.TrimSpace(l)] {
-			t.Errorf("dnstwist row %q missing", l)
+	for _, want := range []string{
+		"zone: 1 source(s): read 3 domains, inserted 0, updated 0, unchanged 0, rejected 1, skipped 0 in ",
+		"  rejected " + zf + ":2:1: $INCLUDE is not supported",
+		"  brand monitor (1 monitored domains): 1 names matched, 1 new findings, 0 updated",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.HasPrefix(out, "fuzzer,domain\n*original,google.com\n") {
-		t.Errorf("header: %.60q", out)
+	out, _, err = runCLI(t, "ingest", "certs", "../../internal/cert/testdata/appmattus_google-cert.pem", "--database", dsn)
+	if err != nil || !strings.Contains(out, "certs: 1 source(s): read 1 certificates, inserted 1,") || !strings.Contains(out, "  host index: ") {
+		t.Errorf("ingest certs: %v\n%s", err, out)
 	}
-	for _, bad := range [][]string{{"permute", "co.uk"}, {"permute"}, {"permute", strings.Repeat("a", 200) + ".com"}, {"permute", "x.com", "--tld", "/nonexistent"}} {
-		if _, _, err := runCLI(t, bad...); err == nil {
-			t.Errorf("%v: no error", bad)
-		}
+	if _, _, err := runCLI(t, "ingest", "zone", filepath.Join(dir, "nope.zone"), "--database", dsn); err == nil || !strings.Contains(err.Error(), "nope.zone") {
+		t.Errorf("missing zone file: %v", err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // worker is a background job owned by serve: it runs until ctx is done.
@@ -63,7 +64,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	}
 	defer st.Close()
 
-	deps := apiDeps(st, log)
+	deps := wire.APIDeps(st, log)
 	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg}
 	defer func() {
 		for _, c := range svc.closers {

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/brandingest"
 	"github.com/periscope-oss/periscope/internal/ct"
 )
 
@@ -36,14 +36,14 @@ func setupBrand(svc *services) error {
 			return fmt.Errorf("--ct-logs: %w", err)
 		}
 		f := &ct.Follower{Client: c, Poll: svc.brand.CTPoll}
-		b := newBrandRun(mon, svc.store, io.Discard)
-		b.onReject = func(reason string) { svc.log.Warn("ct entry skipped", "log", c.URL(), "reason", reason) }
+		b := brandingest.New(mon, svc.store)
+		b.OnReject = func(reason string) { svc.log.Warn("ct entry skipped", "log", c.URL(), "reason", reason) }
 		svc.workers = append(svc.workers, worker{name: "ct " + c.URL(), run: func(ctx context.Context) error {
 			// The follower retries the log's transient errors itself; when
 			// it gives up, wait a poll interval and resume from the
 			// checkpoint, until serve stops.
 			for {
-				err := followCT(ctx, b, f)
+				err := b.Follow(ctx, f)
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}

@@ -221,33 +221,40 @@ func newListing[T any](r *http.Request, q brandstore.ListQuery, page, all, total
 // needs its own count).
 func filtered(q brandstore.ListQuery) bool { return q.Q != "" || q.From > 0 || q.To > 0 }
 
-// findingsListing answers GET /enterprise/darkweb/potential-phishing and
-// /enterprise/darkweb/typosquatting: the caller's organizations' findings,
+// handlePhishingFindings answers GET /enterprise/darkweb/potential-phishing.
+func (s *Server) handlePhishingFindings(w http.ResponseWriter, r *http.Request) error {
+	return s.findingsListing(w, r, kindPhishing, phishingPageSize)
+}
+
+// handleTyposquattingFindings answers GET /enterprise/darkweb/typosquatting.
+func (s *Server) handleTyposquattingFindings(w http.ResponseWriter, r *http.Request) error {
+	return s.findingsListing(w, r, kindTypo, typoPageSize)
+}
+
+// findingsListing writes the caller's organizations' findings of one kind,
 // the most convincing first.
-func (s *Server) findingsListing(kind string, pageSize int) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		q, page, err := listingQuery(r, pageSize)
-		if err != nil {
-			return err
-		}
-		q.Kind, q.RawJSON = kind, true
-		fs, total, err := s.listings.Findings(r.Context(), q)
-		if err != nil {
-			return err
-		}
-		all := total
-		if filtered(q) {
-			if _, all, err = s.listings.Findings(r.Context(), brandstore.ListQuery{AccountID: q.AccountID, Kind: kind}); err != nil {
-				return err
-			}
-		}
-		items := make([]findingJSON, len(fs))
-		for i, f := range fs {
-			items[i] = toFindingJSON(f, q.AccountID)
-		}
-		writeJSON(w, http.StatusOK, newListing(r, q, page, all, total, items))
-		return nil
+func (s *Server) findingsListing(w http.ResponseWriter, r *http.Request, kind string, pageSize int) error {
+	q, page, err := listingQuery(r, pageSize)
+	if err != nil {
+		return err
 	}
+	q.Kind, q.RawJSON = kind, true
+	fs, total, err := s.listings.Findings(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	all := total
+	if filtered(q) {
+		if _, all, err = s.listings.Findings(r.Context(), brandstore.ListQuery{AccountID: q.AccountID, Kind: kind}); err != nil {
+			return err
+		}
+	}
+	items := make([]findingJSON, len(fs))
+	for i, f := range fs {
+		items[i] = toFindingJSON(f, q.AccountID)
+	}
+	writeJSON(w, http.StatusOK, newListing(r, q, page, all, total, items))
+	return nil
 }
 
 // handleCertificates answers GET /enterprise/certificates: the certificates
@@ -275,34 +282,41 @@ func (s *Server) handleCertificates(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-// brandSearch answers POST /oem/potential-phishing/search and
-// /oem/typosquatting/search: the findings of a base domain, stored when it
-// is monitored, computed on demand otherwise.
-func (s *Server) brandSearch(kind, listName string) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		var in struct {
-			Query *string `json:"query"`
-		}
-		if err := decode(r, &in); err != nil {
-			return err
-		}
-		if in.Query == nil {
-			return periscope.Errorf(periscope.EMissing, "query is required: a base domain such as example.com.")
-		}
-		base, err := monitor.BaseDomain(*in.Query)
-		if err != nil {
-			return err
-		}
-		acct := principalOf(r).Account
-		fs, err := s.brand.Search(r.Context(), base, kind, min(oemSearchLimit, max(acct.MaxResultsPerRequest, 1)))
-		if err != nil {
-			return err
-		}
-		items := make([]findingJSON, len(fs))
-		for i, f := range fs {
-			items[i] = toFindingJSON(f, acct.ID)
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"base_domain": base, "total": len(items), listName: items})
-		return nil
+// handlePhishingSearch answers POST /oem/potential-phishing/search.
+func (s *Server) handlePhishingSearch(w http.ResponseWriter, r *http.Request) error {
+	return s.brandSearch(w, r, kindPhishing, "potential_phishing_domains")
+}
+
+// handleTyposquattingSearch answers POST /oem/typosquatting/search.
+func (s *Server) handleTyposquattingSearch(w http.ResponseWriter, r *http.Request) error {
+	return s.brandSearch(w, r, kindTypo, "typosquatting_domains")
+}
+
+// brandSearch writes the findings of one kind for a base domain, stored when
+// it is monitored, computed on demand otherwise, under listName.
+func (s *Server) brandSearch(w http.ResponseWriter, r *http.Request, kind, listName string) error {
+	var in struct {
+		Query *string `json:"query"`
 	}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if in.Query == nil {
+		return periscope.Errorf(periscope.EMissing, "query is required: a base domain such as example.com.")
+	}
+	base, err := monitor.BaseDomain(*in.Query)
+	if err != nil {
+		return err
+	}
+	acct := principalOf(r).Account
+	fs, err := s.brand.Search(r.Context(), base, kind, min(oemSearchLimit, max(acct.MaxResultsPerRequest, 1)))
+	if err != nil {
+		return err
+	}
+	items := make([]findingJSON, len(fs))
+	for i, f := range fs {
+		items[i] = toFindingJSON(f, acct.ID)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"base_domain": base, "total": len(items), listName: items})
+	return nil
 }

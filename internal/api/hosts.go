@@ -454,7 +454,8 @@ func (s *Server) domainHosts(r *http.Request, domain string, resolvable bool, pa
 	return res.Hosts, md, err
 }
 
-// handleHost answers GET /host/{host}: one host object, 404 when unknown.
+// handleHost answers GET /host/{host}: one host object with raw, our
+// stored document for it; 404 when unknown.
 func (s *Server) handleHost(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("host")
 	if _, err := host.Normalize(name); err != nil {
@@ -464,7 +465,15 @@ func (s *Server) handleHost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, h)
+	// raw is FullHunt's untransformed database document; ours is the host
+	// object itself, which is what the index stores (its canonical JSON).
+	doc, err := h.CanonicalJSON()
+	if err != nil {
+		return err
+	}
+	body := append(doc[:len(doc)-1:len(doc)-1], `,"raw":`...)
+	body = append(append(body, doc...), '}')
+	writeJSON(w, http.StatusOK, json.RawMessage(body))
 	return nil
 }
 

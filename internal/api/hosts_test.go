@@ -202,6 +202,30 @@ func TestSubdomainsAndHost(t *testing.T) {
 		if r.Status != 200 || h.Cloud.Provider != "aws" || len(h.NetworkServices) != 2 || h.IPMetadata.ASN != 16509 {
 			t.Errorf("host: %d %s", r.Status, r.Body)
 		}
+		// FullHunt's fields are there, empty rather than null when unknown,
+		// and raw is the stored document: the same host.
+		m := r.Map(t)
+		for _, k := range []string{"categories", "urls"} {
+			if l, ok := m[k].([]any); !ok || len(l) != 0 {
+				t.Errorf("%s = %#v, want []", k, m[k])
+			}
+		}
+		if x, ok := m["extracted"].(map[string]any); !ok || len(x) != 0 {
+			t.Errorf("extracted = %#v, want {}", m["extracted"])
+		}
+		cert, _ := m["cert_object"].(map[string]any)
+		for _, k := range []string{"subject_country", "issuer_string", "ip_addresses", "email_addresses", "is_valid_hostname", "remote_ip_address"} {
+			if v, ok := cert[k]; !ok || v == nil {
+				t.Errorf("cert_object.%s = %#v", k, v)
+			}
+		}
+		var withRaw struct {
+			Raw host.Host `json:"raw"`
+		}
+		r.JSON(t, &withRaw)
+		if diff := cmp.Diff(h, withRaw.Raw); diff != "" {
+			t.Errorf("raw differs from the host object (-host +raw):\n%s", diff)
+		}
 		used := credits(t, e, key)
 		if r := e.Do("GET", "/api/v1/host/nothing.acme.com", key, nil); r.Status != 404 || r.ErrorCode() != "not_found" {
 			t.Errorf("unknown host: %d %s", r.Status, r.Body)

@@ -130,43 +130,63 @@ func (s *Server) assetFromRequest(r *http.Request, kind string) (periscope.Asset
 	return a, err
 }
 
-func (s *Server) addAsset(kind string) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		a, err := s.assetFromRequest(r, kind)
-		if err != nil {
-			return err
-		}
-		created, err := s.orgs.AddAsset(r.Context(), a)
-		if err != nil {
-			return err
-		}
-		if created && kind == "dns" { // the monitor watches domains only
-			s.assetsChanged()
-		}
-		status := http.StatusOK
-		if created {
-			status = http.StatusCreated
-		}
-		writeJSON(w, status, assetResponse{Status: "success", Asset: a.Value, Type: kind})
-		return nil
-	}
+// handleAddDomain answers POST /enterprise/organizations/{org_id}/domains.
+func (s *Server) handleAddDomain(w http.ResponseWriter, r *http.Request) error {
+	return s.addAsset(w, r, periscope.AssetDomain)
 }
 
-func (s *Server) removeAsset(kind string) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		a, err := s.assetFromRequest(r, kind)
-		if err != nil {
-			return err
-		}
-		if err := s.orgs.RemoveAsset(r.Context(), a); err != nil {
-			return err
-		}
-		if kind == "dns" {
-			s.assetsChanged()
-		}
-		writeJSON(w, http.StatusOK, assetResponse{Status: "success", Asset: a.Value, Type: kind})
-		return nil
+// handleRemoveDomain answers DELETE /enterprise/organizations/{org_id}/domains.
+func (s *Server) handleRemoveDomain(w http.ResponseWriter, r *http.Request) error {
+	return s.removeAsset(w, r, periscope.AssetDomain)
+}
+
+// handleAddIPRange answers POST /enterprise/organizations/{org_id}/ip-ranges.
+func (s *Server) handleAddIPRange(w http.ResponseWriter, r *http.Request) error {
+	return s.addAsset(w, r, periscope.AssetIPRange)
+}
+
+// handleRemoveIPRange answers DELETE /enterprise/organizations/{org_id}/ip-ranges.
+func (s *Server) handleRemoveIPRange(w http.ResponseWriter, r *http.Request) error {
+	return s.removeAsset(w, r, periscope.AssetIPRange)
+}
+
+// addAsset adds a domain or IP range to one of the caller's organizations:
+// 201 when new, 200 when it was already there.
+func (s *Server) addAsset(w http.ResponseWriter, r *http.Request, kind string) error {
+	a, err := s.assetFromRequest(r, kind)
+	if err != nil {
+		return err
 	}
+	created, err := s.orgs.AddAsset(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	if created && kind == periscope.AssetDomain { // the monitor watches domains only
+		s.assetsChanged()
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, assetResponse{Status: "success", Asset: a.Value, Type: kind})
+	return nil
+}
+
+// removeAsset removes a domain or IP range from one of the caller's
+// organizations.
+func (s *Server) removeAsset(w http.ResponseWriter, r *http.Request, kind string) error {
+	a, err := s.assetFromRequest(r, kind)
+	if err != nil {
+		return err
+	}
+	if err := s.orgs.RemoveAsset(r.Context(), a); err != nil {
+		return err
+	}
+	if kind == periscope.AssetDomain {
+		s.assetsChanged()
+	}
+	writeJSON(w, http.StatusOK, assetResponse{Status: "success", Asset: a.Value, Type: kind})
+	return nil
 }
 
 // assetsChanged tells the collaborators watching organizations' assets.

@@ -18,10 +18,10 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/enterprise/organizations", enterprise, s.handleListOrganizations)
 	s.handle("GET /api/v1/enterprise/organizations/{org_id}", enterprise, s.handleGetOrganization)
 	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}", enterprise, s.handleDeleteOrganization)
-	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.addAsset("dns"))
-	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.removeAsset("dns"))
-	s.handle("POST /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.addAsset("ip-range"))
-	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.removeAsset("ip-range"))
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.handleAddDomain)
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.handleRemoveDomain)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.handleAddIPRange)
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.handleRemoveIPRange)
 
 	// OEM account (§4.7).
 	s.handle("POST /api/v1/oem/account/audit-logs", oemAuditLimit, s.handleAuditLogs)
@@ -49,9 +49,9 @@ func (s *Server) registerRoutes() {
 	s.handle("POST /api/v1/oem/attack-surface/search", oemCharged, s.handleAttackSurfaceSearch)
 	s.handle("POST /api/v1/oem/attack-surface/host", oemCharged, s.handleAttackSurfaceHost)
 	// <routes:brand>
-	s.handle("GET /api/v1/enterprise/darkweb/potential-phishing", enterprise, s.findingsListing(kindPhishing, phishingPageSize))
-	s.handle("GET /api/v1/enterprise/darkweb/typosquatting", enterprise, s.findingsListing(kindTypo, typoPageSize))
+	s.handle("GET /api/v1/enterprise/darkweb/potential-phishing", enterprise, s.handlePhishingFindings)
+	s.handle("GET /api/v1/enterprise/darkweb/typosquatting", enterprise, s.handleTyposquattingFindings)
 	s.handle("GET /api/v1/enterprise/certificates", enterprise, s.handleCertificates)
-	s.handle("POST /api/v1/oem/potential-phishing/search", oemCharged, s.brandSearch(kindPhishing, "potential_phishing_domains"))
-	s.handle("POST /api/v1/oem/typosquatting/search", oemCharged, s.brandSearch(kindTypo, "typosquatting_domains"))
+	s.handle("POST /api/v1/oem/potential-phishing/search", oemCharged, s.handlePhishingSearch)
+	s.handle("POST /api/v1/oem/typosquatting/search", oemCharged, s.handleTyposquattingSearch)
 }

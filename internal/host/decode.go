@@ -405,6 +405,16 @@ func (d *reader) array(elem func() bool) bool {
 	}
 }
 
+// emptyExtracted takes an empty object into e (empty, not nil, as v2
+// makes it), if that is what is at i.
+func (d *reader) emptyExtracted(e *Extracted) bool {
+	if !d.next('{') || !d.next('}') {
+		return false
+	}
+	*e = Extracted{}
+	return true
+}
+
 // emptyArray takes an empty array, if that is what is at i.
 func (d *reader) emptyArray() bool {
 	if d.i+1 < len(d.b) && d.b[d.i] == '[' && d.b[d.i+1] == ']' {
@@ -492,12 +502,19 @@ func (d *reader) host(h *Host) bool {
 			return okBit(21, d.strs(&h.Tags))
 		case "web":
 			return okBit(22, d.strs(&h.Web))
+		case "categories":
+			return okBit(23, d.strs(&h.Categories))
+		case "urls":
+			return okBit(24, d.strs(&h.URLs))
+		case "extracted":
+			// Only {} here; any artefact goes to encoding/json/v2.
+			return okBit(25, d.emptyExtracted(&h.Extracted))
 		case "cert_object":
-			return okBit(23, d.cert(&h.Cert))
+			return okBit(26, d.cert(&h.Cert))
 		case "first_seen":
-			return okBit(24, d.int64(&h.FirstSeen))
+			return okBit(27, d.int64(&h.FirstSeen))
 		case "last_seen":
-			return okBit(25, d.int64(&h.LastSeen))
+			return okBit(28, d.int64(&h.LastSeen))
 		}
 		return 0
 	})
@@ -616,6 +633,26 @@ func (d *reader) cert(c *Cert) bool {
 			return okBit(10, d.str(&c.MD5Fingerprint))
 		case "signature_algorithm":
 			return okBit(11, d.str(&c.SignatureAlgorithm))
+		case "subject_country":
+			return okBit(12, d.str(&c.SubjectCountry))
+		case "subject_province":
+			return okBit(13, d.str(&c.SubjectProvince))
+		case "subject_locality":
+			return okBit(14, d.str(&c.SubjectLocality))
+		case "issuer_country":
+			return okBit(15, d.str(&c.IssuerCountry))
+		case "issuer_serial_number":
+			return okBit(16, d.str(&c.IssuerSerialNumber))
+		case "issuer_string":
+			return okBit(17, d.str(&c.IssuerString))
+		case "ip_addresses":
+			return okBit(18, d.strs(&c.IPAddresses))
+		case "email_addresses":
+			return okBit(19, d.strs(&c.EmailAddresses))
+		case "is_valid_hostname":
+			return okBit(20, d.boolean(&c.IsValidHostname))
+		case "remote_ip_address":
+			return okBit(21, d.str(&c.RemoteIPAddress))
 		}
 		return 0
 	})

@@ -164,3 +164,31 @@ func BenchmarkDecodeJSON(b *testing.B) {
 		})
 	}
 }
+
+// The FullHunt fields (categories, urls, extracted, the certificate's
+// subject and issuer details) decode as v2 decodes them: an empty
+// extracted object on the fast path, artefacts through v2.
+func TestDecodeJSONFullHuntFields(t *testing.T) {
+	h := host.Host{Host: "a.example.com", Categories: []string{"login"}, URLs: []string{"https://a.example.com/login"},
+		Cert: host.Cert{SubjectCountry: "US", SubjectProvince: "California", SubjectLocality: "San Francisco",
+			IssuerCountry: "US", IssuerSerialNumber: "0a", IssuerString: "CN=R10,O=Let's Encrypt,C=US",
+			IPAddresses: []string{"192.0.2.1"}, EmailAddresses: []string{"ops@example.com"}, RemoteIPAddress: "192.0.2.1"}}
+	b, err := h.CanonicalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameAsV2(t, b) {
+		t.Fatalf("not read by the fast path: %s", b)
+	}
+	h.Extracted = host.Extracted{"emails": {"ops@example.com"}}
+	if b, err = h.CanonicalJSON(); err != nil {
+		t.Fatal(err)
+	}
+	if sameAsV2(t, b) {
+		t.Fatalf("the fast path took extracted artefacts: %s", b)
+	}
+	var got host.Host
+	if err := host.DecodeJSON(b, &got); err != nil || len(got.Extracted["emails"]) != 1 {
+		t.Fatalf("extracted lost: %+v %v", got.Extracted, err)
+	}
+}

@@ -43,7 +43,12 @@ type Host struct {
 	Products        []string  `json:"products"`
 	Tags            []string  `json:"tags"`
 	Web             []string  `json:"web"`
-	Cert            Cert      `json:"cert_object"`
+	Categories      []string  `json:"categories"`
+	URLs            []string  `json:"urls"`
+	// Extracted holds artefacts pulled from the host's content, by kind
+	// (e.g. "emails"); {} when none is known.
+	Extracted Extracted `json:"extracted"`
+	Cert      Cert      `json:"cert_object"`
 
 	FirstSeen int64 `json:"first_seen"`
 	LastSeen  int64 `json:"last_seen"`
@@ -123,7 +128,23 @@ type Cert struct {
 	SHA1Fingerprint    string   `json:"sha1_fingerprint"`
 	MD5Fingerprint     string   `json:"md5_fingerprint"`
 	SignatureAlgorithm string   `json:"signature_algorithm"`
+	SubjectCountry     string   `json:"subject_country"`
+	SubjectProvince    string   `json:"subject_province"`
+	SubjectLocality    string   `json:"subject_locality"`
+	IssuerCountry      string   `json:"issuer_country"`
+	IssuerSerialNumber string   `json:"issuer_serial_number"`
+	IssuerString       string   `json:"issuer_string"` // the issuer's distinguished name
+	IPAddresses        []string `json:"ip_addresses"`
+	EmailAddresses     []string `json:"email_addresses"`
+	// IsValidHostname reports whether the certificate names the host
+	// (its common name or a DNS name, a wildcard covering one label).
+	IsValidHostname bool   `json:"is_valid_hostname"`
+	RemoteIPAddress string `json:"remote_ip_address"` // the address that presented it
 }
+
+// Extracted maps a kind of artefact to the values found, each list a
+// sorted set.
+type Extracted map[string][]string
 
 // MarshalJSON encodes the host object of README.md "Internet host index" and internal/api/openapi/hosts.json from a derived copy of
 // h (see Derive), so lists are [] and flags agree with the data.
@@ -162,7 +183,12 @@ func (h *Host) Derive() {
 	h.Products = sortedSet(h.Products)
 	h.Tags = sortedSet(h.Tags)
 	h.Web = sortedSet(h.Web)
+	h.Categories = sortedSet(h.Categories)
+	h.URLs = sortedSet(h.URLs)
+	h.Extracted = h.Extracted.canonical()
 	h.Cert.DNSNames = sortedSet(h.Cert.DNSNames)
+	h.Cert.IPAddresses = sortedSet(h.Cert.IPAddresses)
+	h.Cert.EmailAddresses = sortedSet(h.Cert.EmailAddresses)
 	if !canonicalServices(h.NetworkServices) {
 		h.NetworkServices = mergeServices(nil, h.NetworkServices)
 	}
@@ -187,6 +213,46 @@ func (h *Host) Derive() {
 	h.HasIPv6 = h.HasIPv6 || len(h.DNS.AAAA) > 0 || isIPv6(h.IPAddress)
 	h.HasPrivateIP = h.HasPrivateIP || isPrivate(h.IPAddress) ||
 		slices.ContainsFunc(h.DNS.A, isPrivate) || slices.ContainsFunc(h.DNS.AAAA, isPrivate)
+	h.Cert.IsValidHostname = h.Cert.IsValidHostname || h.Cert.names(h.Host)
+}
+
+// names reports whether c names host: its common name or one of its DNS
+// names equals host, or is a wildcard ("*.example.com") covering exactly
+// one label of it, compared without case.
+func (c Cert) names(host string) bool {
+	if host == "" {
+		return false
+	}
+	match := func(pattern string) bool {
+		if strings.EqualFold(pattern, host) {
+			return true
+		}
+		rest, ok := strings.CutPrefix(pattern, "*.")
+		_, parent, dot := strings.Cut(host, ".")
+		return ok && dot && rest != "" && strings.EqualFold(rest, parent)
+	}
+	return match(c.SubjectCommonName) || slices.ContainsFunc(c.DNSNames, match)
+}
+
+// canonical returns e without empty kinds, each list a sorted set; never
+// nil, so it encodes as {}. e itself is not modified unless it is already
+// canonical.
+func (e Extracted) canonical() Extracted {
+	if e == nil {
+		return Extracted{}
+	}
+	for k, v := range e {
+		if k == "" || len(v) == 0 || !slices.Equal(sortedSet(v), v) {
+			out := make(Extracted, len(e))
+			for k, v := range e {
+				if v = sortedSet(v); k != "" && len(v) > 0 {
+					out[k] = v
+				}
+			}
+			return out
+		}
+	}
+	return e
 }
 
 // canonicalServices reports whether mergeServices(nil, ss) would return ss

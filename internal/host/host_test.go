@@ -20,8 +20,9 @@ func TestMarshalZeroHost(t *testing.T) {
 		`"dns":{"a":[],"aaaa":[],"cname":[],"mx":[],"ns":[],"ptr":[],"txt":[]},` +
 		`"http_status_code":0,"http_title":"",` +
 		`"ip_metadata":{"asn":0,"organization":"","isp":"","country_code":"","country_name":"","city_name":"","region":"","postal_code":"","location_latitude":0,"location_longitude":0},` +
-		`"network_ports":[],"network_services":[],"products":[],"tags":[],"web":[],` +
-		`"cert_object":{"subject_common_name":"","subject_organization":"","issuer_common_name":"","issuer_organization":"","not_before":0,"not_after":0,"dns_names":[],"serial_number":"","sha256_fingerprint":"","sha1_fingerprint":"","md5_fingerprint":"","signature_algorithm":""},` +
+		`"network_ports":[],"network_services":[],"products":[],"tags":[],"web":[],"categories":[],"urls":[],"extracted":{},` +
+		`"cert_object":{"subject_common_name":"","subject_organization":"","issuer_common_name":"","issuer_organization":"","not_before":0,"not_after":0,"dns_names":[],"serial_number":"","sha256_fingerprint":"","sha1_fingerprint":"","md5_fingerprint":"","signature_algorithm":"",` +
+		`"subject_country":"","subject_province":"","subject_locality":"","issuer_country":"","issuer_serial_number":"","issuer_string":"","ip_addresses":[],"email_addresses":[],"is_valid_hostname":false,"remote_ip_address":""},` +
 		`"first_seen":0,"last_seen":0}`
 	if diff := cmp.Diff(want, string(b)); diff != "" {
 		t.Errorf("encoding (-want +got):\n%s", diff)
@@ -83,7 +84,7 @@ func TestMarshalOmitsUnknownIP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(b), "ip_address") {
+	if strings.Contains(string(b), `"ip_address"`) {
 		t.Errorf("ip_address present for unknown IP: %s", b)
 	}
 }
@@ -138,7 +139,9 @@ func TestMerge(t *testing.T) {
 				IPMetadata:   IPMetadata{ASN: 64500, CountryCode: "NL", LocationLatitude: 52, LocationLongitude: 4},
 				NetworkPorts: []int{22}, NetworkServices: []Service{}, Products: []string{},
 				Web: []string{"Nginx"}, Tags: []string{"login"},
-				Cert:      Cert{SubjectCommonName: "www.example.com", SHA256Fingerprint: "aa", DNSNames: []string{"www.example.com"}},
+				Categories: []string{}, URLs: []string{}, Extracted: Extracted{},
+				Cert: Cert{SubjectCommonName: "www.example.com", SHA256Fingerprint: "aa", DNSNames: []string{"www.example.com"},
+					IPAddresses: []string{}, EmailAddresses: []string{}, IsValidHostname: true},
 				FirstSeen: 100, LastSeen: 300,
 			},
 		},
@@ -164,7 +167,8 @@ func TestMerge(t *testing.T) {
 				DNS:          DNS{A: []string{"192.0.2.1", "192.0.2.9"}, AAAA: []string{}, CNAME: []string{}, MX: []string{}, NS: []string{"ns1.example.net", "ns2.example.net"}, PTR: []string{}, TXT: []string{}},
 				NetworkPorts: []int{}, NetworkServices: []Service{},
 				Products: []string{"apache", "nginx"}, Tags: []string{}, Web: []string{},
-				Cert:      Cert{DNSNames: []string{}},
+				Categories: []string{}, URLs: []string{}, Extracted: Extracted{},
+				Cert:      Cert{DNSNames: []string{}, IPAddresses: []string{}, EmailAddresses: []string{}},
 				FirstSeen: 400, LastSeen: 600,
 			},
 		},
@@ -187,7 +191,8 @@ func TestMerge(t *testing.T) {
 					{Port: 53, Protocol: "udp", Service: "domain", FirstSeen: 100, LastSeen: 100},
 					{Port: 80, Protocol: "tcp", Service: "http", Product: "nginx", Version: "1.24", Banner: "HTTP/1.1 200", FirstSeen: 50, LastSeen: 300},
 				},
-				Products: []string{}, Tags: []string{}, Web: []string{}, Cert: Cert{DNSNames: []string{}},
+				Products: []string{}, Tags: []string{}, Web: []string{}, Categories: []string{}, URLs: []string{}, Extracted: Extracted{},
+				Cert: Cert{DNSNames: []string{}, IPAddresses: []string{}, EmailAddresses: []string{}},
 			},
 		},
 		{
@@ -198,7 +203,8 @@ func TestMerge(t *testing.T) {
 				Host:         "example.com",
 				DNS:          DNS{A: []string{}, AAAA: []string{}, CNAME: []string{}, MX: []string{}, NS: []string{}, PTR: []string{}, TXT: []string{}},
 				NetworkPorts: []int{}, NetworkServices: []Service{}, Products: []string{}, Tags: []string{}, Web: []string{},
-				Cert: Cert{SHA256Fingerprint: "bb", DNSNames: []string{"new.example.com"}},
+				Categories: []string{}, URLs: []string{}, Extracted: Extracted{},
+				Cert: Cert{SHA256Fingerprint: "bb", DNSNames: []string{"new.example.com"}, IPAddresses: []string{}, EmailAddresses: []string{}},
 			},
 		},
 	}
@@ -220,5 +226,31 @@ func TestMergeFirstSeenIgnoresUnknown(t *testing.T) {
 	got := Merge(Host{Host: "example.com"}, Host{Host: "example.com", FirstSeen: 10, LastSeen: 10})
 	if got.FirstSeen != 10 || got.LastSeen != 10 {
 		t.Errorf("first/last seen = %d/%d, want 10/10", got.FirstSeen, got.LastSeen)
+	}
+}
+
+// is_valid_hostname follows from the certificate's names: an exact name or
+// a wildcard covering one label, without case.
+func TestDeriveValidHostname(t *testing.T) {
+	for _, tt := range []struct {
+		host string
+		cert Cert
+		want bool
+	}{
+		{"www.example.com", Cert{SubjectCommonName: "www.example.com"}, true},
+		{"WWW.example.com", Cert{DNSNames: []string{"www.EXAMPLE.com"}}, true},
+		{"a.example.com", Cert{DNSNames: []string{"*.example.com"}}, true},
+		{"a.b.example.com", Cert{DNSNames: []string{"*.example.com"}}, false},
+		{"example.com", Cert{DNSNames: []string{"*.example.com"}}, false},
+		{"example.com", Cert{DNSNames: []string{"*."}}, false},
+		{"other.org", Cert{SubjectCommonName: "example.com", DNSNames: []string{"www.example.com"}}, false},
+		{"example.com", Cert{}, false},
+		{"example.com", Cert{IsValidHostname: true}, true}, // an observed true stays
+	} {
+		h := Host{Host: tt.host, Cert: tt.cert}
+		h.Derive()
+		if h.Cert.IsValidHostname != tt.want {
+			t.Errorf("%s with %+v: is_valid_hostname %v, want %v", tt.host, tt.cert, h.Cert.IsValidHostname, tt.want)
+		}
 	}
 }

@@ -2,7 +2,9 @@ package host
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -137,6 +139,12 @@ func appendJSON(b []byte, h *Host) ([]byte, error) {
 	b = appendStrings(b, h.Tags)
 	b = append(b, `,"web":`...)
 	b = appendStrings(b, h.Web)
+	b = append(b, `,"categories":`...)
+	b = appendStrings(b, h.Categories)
+	b = append(b, `,"urls":`...)
+	b = appendStrings(b, h.URLs)
+	b = append(b, `,"extracted":`...)
+	b = appendExtracted(b, h.Extracted)
 	c := &h.Cert
 	b = append(b, `,"cert_object":{"subject_common_name":`...)
 	b = appendString(b, c.SubjectCommonName)
@@ -162,6 +170,26 @@ func appendJSON(b []byte, h *Host) ([]byte, error) {
 	b = appendString(b, c.MD5Fingerprint)
 	b = append(b, `,"signature_algorithm":`...)
 	b = appendString(b, c.SignatureAlgorithm)
+	b = append(b, `,"subject_country":`...)
+	b = appendString(b, c.SubjectCountry)
+	b = append(b, `,"subject_province":`...)
+	b = appendString(b, c.SubjectProvince)
+	b = append(b, `,"subject_locality":`...)
+	b = appendString(b, c.SubjectLocality)
+	b = append(b, `,"issuer_country":`...)
+	b = appendString(b, c.IssuerCountry)
+	b = append(b, `,"issuer_serial_number":`...)
+	b = appendString(b, c.IssuerSerialNumber)
+	b = append(b, `,"issuer_string":`...)
+	b = appendString(b, c.IssuerString)
+	b = append(b, `,"ip_addresses":`...)
+	b = appendStrings(b, c.IPAddresses)
+	b = append(b, `,"email_addresses":`...)
+	b = appendStrings(b, c.EmailAddresses)
+	b = append(b, `,"is_valid_hostname":`...)
+	b = strconv.AppendBool(b, c.IsValidHostname)
+	b = append(b, `,"remote_ip_address":`...)
+	b = appendString(b, c.RemoteIPAddress)
 	b = append(b, `},"first_seen":`...)
 	b = strconv.AppendInt(b, h.FirstSeen, 10)
 	b = append(b, `,"last_seen":`...)
@@ -181,6 +209,26 @@ func appendStrings(b []byte, ss []string) []byte {
 		b = appendString(b, s)
 	}
 	return append(b, ']')
+}
+
+// appendExtracted writes e as encoding/json writes a map: keys sorted as
+// their JSON strings' bytes (keys are sorted as Go strings, which is the
+// same order), null when nil.
+func appendExtracted(b []byte, e Extracted) []byte {
+	if e == nil {
+		return append(b, "null"...)
+	}
+	keys := slices.Sorted(maps.Keys(e))
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendStrings(b, e[k])
+	}
+	return append(b, '}')
 }
 
 // appendFloat writes f as encoding/json does: 'f' format, or 'e' for very

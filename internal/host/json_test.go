@@ -48,6 +48,10 @@ func TestCanonicalJSONIsEncodingJSON(t *testing.T) {
 		check(host.Host{Host: s, HTTPTitle: s, IPAddress: s, Tags: []string{s, s + "x"},
 			NetworkServices: []host.Service{{Port: 1, Banner: s}}, Cert: host.Cert{DNSNames: []string{s}}})
 	}
+	check(host.Host{Host: "a.example.com", Categories: []string{"b", "a"}, URLs: []string{"https://a.example.com/"},
+		Extracted: host.Extracted{"emails": {"b@example.com", "a@example.com"}, "<&>": {"x"}, "": {"dropped"}, "none": nil},
+		Cert: host.Cert{SubjectCountry: "US", IssuerString: "CN=R10,O=Let's Encrypt,C=US", IPAddresses: []string{"192.0.2.1"},
+			EmailAddresses: []string{"ops@example.com"}, IsValidHostname: true, RemoteIPAddress: "192.0.2.1"}})
 	for _, f := range []float64{0, math.Copysign(0, -1), 1e-7, -1e-7, 1e-6, 1e21, 1e20, 123.456, -33.8688,
 		5e-324, math.MaxFloat64, 51.5, 1e-10} {
 		check(host.Host{Host: "x", IPMetadata: host.IPMetadata{LocationLatitude: f, LocationLongitude: -f}})

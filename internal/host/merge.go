@@ -73,6 +73,9 @@ func Merge(old, nw Host) Host {
 	m.Products = union(old.Products, nw.Products)
 	m.Tags = union(old.Tags, nw.Tags)
 	m.Web = union(old.Web, nw.Web)
+	m.Categories = union(old.Categories, nw.Categories)
+	m.URLs = union(old.URLs, nw.URLs)
+	m.Extracted = mergeExtracted(old.Extracted, nw.Extracted)
 	m.Cert = mergeCert(old.Cert, nw.Cert)
 
 	m.FirstSeen = minSeen(old.FirstSeen, nw.FirstSeen)
@@ -87,6 +90,8 @@ func mergeCert(o, n Cert) Cert {
 	// never mix.
 	if n.SHA256Fingerprint != "" && o.SHA256Fingerprint != "" && n.SHA256Fingerprint != o.SHA256Fingerprint {
 		n.DNSNames = sortedSet(n.DNSNames)
+		n.IPAddresses = sortedSet(n.IPAddresses)
+		n.EmailAddresses = sortedSet(n.EmailAddresses)
 		return n
 	}
 	c := Cert{
@@ -101,9 +106,30 @@ func mergeCert(o, n Cert) Cert {
 		SHA1Fingerprint:    pick(n.SHA1Fingerprint, o.SHA1Fingerprint),
 		MD5Fingerprint:     pick(n.MD5Fingerprint, o.MD5Fingerprint),
 		SignatureAlgorithm: pick(n.SignatureAlgorithm, o.SignatureAlgorithm),
+		SubjectCountry:     pick(n.SubjectCountry, o.SubjectCountry),
+		SubjectProvince:    pick(n.SubjectProvince, o.SubjectProvince),
+		SubjectLocality:    pick(n.SubjectLocality, o.SubjectLocality),
+		IssuerCountry:      pick(n.IssuerCountry, o.IssuerCountry),
+		IssuerSerialNumber: pick(n.IssuerSerialNumber, o.IssuerSerialNumber),
+		IssuerString:       pick(n.IssuerString, o.IssuerString),
+		IsValidHostname:    n.IsValidHostname || o.IsValidHostname,
+		RemoteIPAddress:    pick(n.RemoteIPAddress, o.RemoteIPAddress),
 	}
 	c.DNSNames = union(o.DNSNames, n.DNSNames)
+	c.IPAddresses = union(o.IPAddresses, n.IPAddresses)
+	c.EmailAddresses = union(o.EmailAddresses, n.EmailAddresses)
 	return c
+}
+
+// mergeExtracted returns the union of a and b, kind by kind.
+func mergeExtracted(a, b Extracted) Extracted {
+	m := make(Extracted, len(a)+len(b))
+	for _, e := range []Extracted{a, b} {
+		for k, v := range e {
+			m[k] = union(m[k], v)
+		}
+	}
+	return m
 }
 
 // pick returns nw unless it is the zero value.

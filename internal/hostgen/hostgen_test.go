@@ -16,7 +16,7 @@ func generate(t *testing.T, n int, seed uint64) []host.Host {
 	return hs
 }
 
-// The same count and seed give the same hosts (bench search relies on it).
+// The same count and seed give the same hosts (periscope-bench search relies on it).
 func TestDeterministic(t *testing.T) {
 	a, b := generate(t, 2000, 3), generate(t, 2000, 3)
 	if diff := cmp.Diff(a, b); diff != "" {

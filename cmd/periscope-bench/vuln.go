@@ -27,6 +27,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/vulngen"
 	"github.com/periscope-oss/periscope/internal/vulningest"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // benchVuln generates feeds scaled from the real samples (vulngen),
@@ -162,7 +163,7 @@ func benchVulnQueries(ctx context.Context, e env, st *store.Store, g *vulngen.Ge
 	}
 	acfg := api.DefaultConfig()
 	acfg.RateLimit = 0
-	srv := api.NewServer(acfg, apiDeps(st, slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	srv := api.NewServer(acfg, wire.APIDeps(st, slog.New(slog.NewJSONHandler(io.Discard, nil))))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

@@ -16,11 +16,11 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/config"
-	"github.com/periscope-oss/periscope/internal/periscope"
-
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hostgen"
+	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/scan"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // writeGeneratedHosts writes count generated hosts of seed as native NDJSON.
@@ -33,7 +33,7 @@ func writeGeneratedHosts(w io.Writer, count int, seed uint64, now int64) error {
 }
 
 // benchGenHosts writes a synthetic internet as native NDJSON, for
-// `periscope ingest hosts` and `periscope bench search`.
+// `periscope ingest hosts` and `periscope-bench search`.
 func benchGenHosts(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "bench gen-hosts")
 	count := fs.Int("count", 100000, "number of hosts")
@@ -153,7 +153,7 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 		*key = k
 		acfg := api.DefaultConfig()
 		acfg.RateLimit = 0
-		srv := &http.Server{Handler: api.NewServer(acfg, apiDeps(st, slog.New(slog.DiscardHandler)))}
+		srv := &http.Server{Handler: api.NewServer(acfg, wire.APIDeps(st, slog.New(slog.DiscardHandler)))}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err

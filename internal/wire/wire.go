@@ -1,4 +1,7 @@
-package main
+// Package wire connects the capability stores to the API: the one place
+// that knows which package serves which group of routes, shared by serve,
+// the benchmarks and the tests.
+package wire
 
 import (
 	"log/slog"
@@ -11,11 +14,11 @@ import (
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
-// apiDeps wires the API to the storage of st: the core store serves
+// APIDeps wires the API to the storage of st: the core store serves
 // accounts and organizations, each capability's package its routes. Brand
 // is a monitor without a worker (its searches are computed on demand);
-// serve replaces it with the running one (setupBrand).
-func apiDeps(st *store.Store, log *slog.Logger) api.Deps {
+// serve replaces it with the running one.
+func APIDeps(st *store.Store, log *slog.Logger) api.Deps {
 	hs, bs := hoststore.New(st), brandstore.New(st)
 	return api.Deps{Accounts: st, Orgs: st, Hosts: hs, Vulns: vulnstore.New(st), Listings: bs,
 		Brand: monitor.New(st, hs, bs, monitor.Options{}), Log: log}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/brand"
+	"github.com/periscope-oss/periscope/internal/brandingest"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/ct"
 	"github.com/periscope-oss/periscope/internal/ct/cttest"
@@ -27,8 +28,8 @@ import (
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
-	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // benchBrand measures brand protection's two end-to-end figures: the
@@ -58,7 +59,7 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	if _, err := st.Migrate(ctx, schema.Sets()...); err != nil {
+	if _, err := st.Migrate(ctx); err != nil {
 		return err
 	}
 	if *cpuprofile != "" {
@@ -130,7 +131,7 @@ func benchListings(ctx context.Context, w io.Writer, st *store.Store, key string
 
 	cfg := api.DefaultConfig()
 	cfg.RateLimit = 0
-	srv := httptest.NewServer(api.NewServer(cfg, apiDeps(st, nil)))
+	srv := httptest.NewServer(api.NewServer(cfg, wire.APIDeps(st, nil)))
 	defer srv.Close()
 	client := &http.Client{}
 	for _, path := range []string{
@@ -214,18 +215,18 @@ func benchCTIngest(ctx context.Context, w io.Writer, st *store.Store, o periscop
 	if err != nil {
 		return err
 	}
-	b := newBrandRun(mon, st, io.Discard)
+	b := brandingest.New(mon, st)
 	start := time.Now()
-	if err := followCT(ctx, b, &ct.Follower{Client: c}); err != nil {
+	if err := b.Follow(ctx, &ct.Follower{Client: c}); err != nil {
 		return err
 	}
 	d := time.Since(start)
 	// The log's names are built to hit the monitored brands: a run that
 	// matched nothing measured a broken matcher, not the pipeline.
-	if b.match.Inserted == 0 {
-		return fmt.Errorf("ct ingestion: %d entries read but no finding stored", b.sum.Read)
+	if b.Match.Inserted == 0 {
+		return fmt.Errorf("ct ingestion: %d entries read but no finding stored", b.Sum.Read)
 	}
 	fmt.Fprintf(w, "ct ingestion: %d entries (3 SAN names each) from a local RFC 6962 log in %s: %.0f entries/s (%s; %d certificates inserted, %d names into the host index, %d matched, %d findings, %d brands monitored)\n",
-		b.sum.Read, d.Round(time.Millisecond), float64(b.sum.Read)/d.Seconds(), st.Engine(), b.sum.Inserted, b.hosts.Inserted, b.match.Matched, b.match.Inserted, len(mon.Brands()))
+		b.Sum.Read, d.Round(time.Millisecond), float64(b.Sum.Read)/d.Seconds(), st.Engine(), b.Sum.Inserted, b.Hosts.Inserted, b.Match.Matched, b.Match.Inserted, len(mon.Brands()))
 	return nil
 }

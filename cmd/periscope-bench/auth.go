@@ -18,6 +18,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // benchAuth measures GET /api/v1/auth/status through the full stack (key
@@ -47,7 +48,7 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 	}
 	acfg := api.DefaultConfig()
 	acfg.RateLimit = 0 // measure the stack, not the limiter's refusals
-	srv := api.NewServer(acfg, apiDeps(st, slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	srv := api.NewServer(acfg, wire.APIDeps(st, slog.New(slog.NewJSONHandler(io.Discard, nil))))
 
 	// The bare handler answers with exactly the bytes the API answers.
 	body, err := fetchOnce(srv, key)
