@@ -567,8 +567,9 @@ func scanFinding(rows *sql.Rows, raw bool) (Finding, error) {
 // convincing (highest score) first, newest first among equals, and the
 // number of findings the query matches.
 func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, error) {
-	where := ` FROM brand_findings WHERE account_id = ? AND kind = ?`
-	args := []any{q.AccountID, q.Kind}
+	where := ` FROM brand_findings WHERE account_id = ? AND kind = ?` + fmt.Sprintf(notClaimedByOtherSQL, "brand_findings.base_domain")
+	// Issue 12: not what another account's domain claim covers (orgs.go).
+	args := append([]any{q.AccountID, q.Kind}, notClaimedByOtherArgs(q.AccountID)...)
 	if q.Q != "" {
 		where += ` AND (domain LIKE ? ESCAPE '\' OR base_domain LIKE ? ESCAPE '\')`
 		p := "%" + likeEscape(strings.ToLower(q.Q)) + "%"
@@ -638,8 +639,10 @@ type OrgCertificate struct {
 // q matches the covered name, subject or issuer (substring), a SAN name, or
 // a SHA-256 fingerprint or serial number (exactly).
 func (s *Store) OrgCertificates(ctx context.Context, q ListQuery) ([]OrgCertificate, int, error) {
-	where := ` FROM org_certificates oc JOIN certificates c ON c.id = oc.certificate_id WHERE oc.account_id = ?`
-	args := []any{q.AccountID}
+	where := ` FROM org_certificates oc JOIN certificates c ON c.id = oc.certificate_id WHERE oc.account_id = ?` +
+		fmt.Sprintf(notClaimedByOtherSQL, "oc.domain")
+	// Issue 12: not what another account's domain claim covers (orgs.go).
+	args := append([]any{q.AccountID}, notClaimedByOtherArgs(q.AccountID)...)
 	if q.Q != "" {
 		low := strings.ToLower(q.Q)
 		p := "%" + likeEscape(low) + "%"
