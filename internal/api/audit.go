@@ -47,6 +47,11 @@ func (s *Server) audit(r *http.Request, p *periscope.Principal, status, charged 
 // replaced by {"request_truncated": true, "request_bytes": n, "excerpt": "..."}.
 func auditBody(body []byte) (tags, req []byte) {
 	tags, req = []byte("{}"), []byte("{}")
+	if checkJSONText(body) != nil {
+		// Refused as not text: what it held cannot be stored faithfully
+		// (PostgreSQL refuses NUL) and is not kept.
+		return tags, []byte(`{"request_invalid_text":true}`)
+	}
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()

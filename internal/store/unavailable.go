@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -58,6 +59,6 @@ func IsUnavailable(err error) bool {
 	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) && !errors.Is(err, context.Canceled) {
 		return true
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "unexpected EOF") && strings.Contains(msg, "receive message")
+	// A connection cut mid-read surfaces as io.ErrUnexpectedEOF.
+	return errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "conn closed")
 }

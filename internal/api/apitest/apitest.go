@@ -70,13 +70,24 @@ type Options struct {
 	// Deps, when set, receives the Store and Clock and may add capability
 	// collaborators before the server is built.
 	Deps func(d *api.Deps)
+	// Store, when set, is used instead of a fresh database of the engine
+	// (already migrated; the caller closes it).
+	Store *store.Store
 }
 
 // New starts the API on a fresh database of the engine, with a frozen clock
 // at 2026-11-22 12:00 UTC and a client that validates every response.
 func New(t testing.TB, engine string, opts ...Options) *Env {
 	t.Helper()
-	s := storetest.Open(t, engine)
+	var s *store.Store
+	for _, o := range opts {
+		if o.Store != nil {
+			s = o.Store
+		}
+	}
+	if s == nil {
+		s = storetest.Open(t, engine)
+	}
 	clock := &Clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	s.Now = clock.Now
 	cfg := api.DefaultConfig()
