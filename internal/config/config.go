@@ -6,8 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
-	"strings"
 	"strconv"
+	"strings"
 	"time"
 )
 
