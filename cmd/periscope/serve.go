@@ -82,6 +82,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 
 	acfg := api.DefaultConfig()
 	acfg.RateLimit, acfg.AuthFailLimit, acfg.Version = cfg.RateLimit, cfg.AuthFailLimit, version
+	acfg.TrustedProxies = cfg.TrustedProxies
+	if cfg.AuditRetention > 0 {
+		svc.workers = append(svc.workers, auditPruner(st, cfg.AuditRetention, auditPruneInterval, log))
+	}
 	srv := api.NewServer(acfg, deps)
 
 	ln, err := net.Listen("tcp", cfg.Addr)

@@ -158,12 +158,17 @@ func TestFailedAuthLimitedPerIP(t *testing.T) {
 			t.Fatalf("attempt %d: %d", i, r.Status)
 		}
 	}
-	r := e.Do("GET", "/api/v1/auth/status", key, nil)
+	r := e.Do("GET", "/api/v1/auth/status", "bad-key", nil)
 	if r.Status != 429 || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("after 3 failures: %d %s", r.Status, r.Body)
 	}
-	e.Clock.Advance(time.Minute)
+	// Issue 12, defect 10: a valid key from the same address (a NAT'd
+	// office) is not locked out by someone else's bad keys.
 	if r := e.Do("GET", "/api/v1/auth/status", key, nil); r.Status != 200 {
+		t.Fatalf("valid key after 3 failures from its address: %d %s", r.Status, r.Body)
+	}
+	e.Clock.Advance(time.Minute)
+	if r := e.Do("GET", "/api/v1/auth/status", "bad-key", nil); r.Status != 401 {
 		t.Fatalf("next minute: %d", r.Status)
 	}
 }

@@ -7,54 +7,150 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
-const auditPerPage = 50
+const (
+	auditPerPage = 50
+	maxAuditPage = 1_000_000
+)
 
-// audit writes the trail record of an OEM request. It runs for every
-// authenticated request to an /oem/ route, whatever its outcome.
-func (s *Server) audit(r *http.Request, p *periscope.Principal, status, charged int) {
-	body := requestBody(r)
-	tags, req := []byte("{}"), []byte("{}")
-	var m map[string]json.RawMessage
-	if len(bytes.TrimSpace(body)) > 0 && json.Unmarshal(body, &m) == nil {
-		if t := bytes.TrimSpace(m["query_tags"]); len(t) > 0 && t[0] == '{' {
-			tags = t
-		}
-		delete(m, "query_tags")
-		redact(m)
-		if b, err := json.Marshal(m); err == nil {
-			req = b
-		}
-	}
+// Bounds of what an audit record keeps of a request.
+const (
+	// maxAuditRequestBytes bounds the stored (redacted) request: larger
+	// requests are kept as an excerpt marked request_truncated.
+	maxAuditRequestBytes = 4 << 10
+	// auditExcerptBytes is how much of a larger request's redacted JSON is
+	// kept as its excerpt.
+	auditExcerptBytes = 1 << 10
+	// maxQueryTagsBytes bounds query_tags, which are stored whole (larger
+	// ones are refused with 400 before any charge).
+	maxQueryTagsBytes = 4 << 10
+)
+
+// audit writes the trail record of an OEM request: the body's query_tags and
+// the rest of the body, secrets redacted at every depth, bounded.
+func (s *Server) audit(r *http.Request, p *periscope.Principal, status, charged int) error {
+	tags, req := auditBody(requestBody(r))
 	e := &periscope.AuditEntry{AccountID: p.Account.ID, KeyPrefix: p.Key.Prefix, Time: s.now(), Method: r.Method,
 		Endpoint: strings.TrimPrefix(r.URL.Path, "/api/v1"), StatusCode: status, CreditsCharged: charged,
 		QueryTags: tags, Request: req}
 	// The trail is written even when the client has gone.
-	if err := s.accounts.AddAudit(context.WithoutCancel(r.Context()), e); err != nil {
-		s.log.Error("audit record lost", "request_id", requestID(r.Context()), "account", p.Account.ID, "err", err)
+	return s.accounts.AddAudit(context.WithoutCancel(r.Context()), e)
+}
+
+// auditBody returns what the trail keeps of a request body: its query_tags
+// and the rest, both redacted; a rest longer than maxAuditRequestBytes is
+// replaced by {"request_truncated": true, "request_bytes": n, "excerpt": "..."}.
+func auditBody(body []byte) (tags, req []byte) {
+	tags, req = []byte("{}"), []byte("{}")
+	if checkJSONText(body) != nil {
+		// Refused as not text: what it held cannot be stored faithfully
+		// (PostgreSQL refuses NUL) and is not kept.
+		return tags, []byte(`{"request_invalid_text":true}`)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if len(bytes.TrimSpace(body)) == 0 || dec.Decode(&m) != nil {
+		return tags, req
+	}
+	if t, ok := m["query_tags"].(map[string]any); ok {
+		redact(t)
+		if b, err := marshalNoEscape(t); err == nil {
+			tags = b
+		}
+	}
+	delete(m, "query_tags")
+	redact(m)
+	b, err := marshalNoEscape(m)
+	if err != nil {
+		return tags, req
+	}
+	if len(b) <= maxAuditRequestBytes {
+		return tags, b
+	}
+	cut := auditExcerptBytes
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	t, err := marshalNoEscape(map[string]any{"request_truncated": true, "request_bytes": len(b), "excerpt": string(b[:cut])})
+	if err != nil {
+		return tags, req
+	}
+	return tags, t
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+const redacted = "[redacted]"
+
+// redact replaces secrets in a decoded JSON object, at every depth (objects
+// inside objects and arrays): values whose field name says they are a
+// credential (secretName), and the query of an object whose type is a
+// password search.
+func redact(m map[string]any) {
+	for k, v := range m {
+		if secretName(k) {
+			m[k] = redacted
+			continue
+		}
+		redactValue(v)
+	}
+	if typ, ok := m["type"].(string); ok && strings.Contains(strings.ToLower(typ), "password") {
+		if _, ok := m["query"]; ok {
+			m["query"] = redacted
+		}
 	}
 }
 
-// redact removes secrets from a request body before it is stored: fields
-// whose name says key, token, secret or password, and the query itself when
-// it is a password search.
-func redact(m map[string]json.RawMessage) {
-	for k := range m {
-		lk := strings.ToLower(k)
-		if strings.Contains(lk, "key") || strings.Contains(lk, "token") || strings.Contains(lk, "secret") || strings.Contains(lk, "password") {
-			m[k] = json.RawMessage(`"[redacted]"`)
+func redactValue(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		redact(x)
+	case []any:
+		for _, e := range x {
+			redactValue(e)
 		}
 	}
-	var typ string
-	if json.Unmarshal(m["type"], &typ) == nil && strings.Contains(strings.ToLower(typ), "password") {
-		if _, ok := m["query"]; ok {
-			m["query"] = json.RawMessage(`"[redacted]"`)
+}
+
+// secretWords are what a field holding a credential is called, matched in
+// the name lowercased with separators removed (api_key, X-Auth-Token,
+// sessionId, Set-Cookie, client_secret, passwd, bearerToken...).
+var secretWords = []string{"token", "secret", "passw", "pwd", "passphrase", "credential", "auth", "bearer",
+	"session", "cookie", "apikey", "privatekey", "accesskey", "signature", "jwt"}
+
+// secretName reports whether a field name says its value is a secret. Names
+// ending in "key" count (api_key, license-key); "keywords" does not.
+func secretName(name string) bool {
+	var b strings.Builder
+	for _, c := range strings.ToLower(name) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			b.WriteRune(c)
 		}
 	}
+	n := b.String()
+	if strings.HasSuffix(n, "key") || strings.HasSuffix(n, "keys") {
+		return true
+	}
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 type auditLogJSON struct {
@@ -83,7 +179,9 @@ func (s *Server) handleAuditLogs(w http.ResponseWriter, r *http.Request) error {
 	if in.Page != nil {
 		page = *in.Page
 	}
-	if err := checkRange("page", page, 1, 0); err != nil {
+	// Bounded so that the offset fits every engine (PostgreSQL refuses a
+	// negative OFFSET; SQLite would wrap to page 1).
+	if err := checkRange("page", page, 1, maxAuditPage); err != nil {
 		return err
 	}
 	f := store.AuditFilter{AccountID: principalOf(r).Account.ID, Page: page, PerPage: auditPerPage}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // statusOf is the one table from error code to HTTP status.
@@ -14,6 +15,7 @@ var statusOf = map[string]int{
 	periscope.EInvalid:             http.StatusBadRequest,
 	periscope.EMissing:             http.StatusBadRequest,
 	periscope.EInvalidJSON:         http.StatusBadRequest,
+	periscope.EInvalidText:         http.StatusBadRequest,
 	periscope.EDefaultOrganization: http.StatusBadRequest,
 	periscope.EUnauthorized:        http.StatusUnauthorized,
 	periscope.EEnterpriseRequired:  http.StatusForbidden,
@@ -50,6 +52,11 @@ func (e *retryError) Unwrap() error { return e.err }
 // writeError writes err as the JSON error body. Causes without a safe
 // message are logged with the request id and answered with a generic 500.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if periscope.ErrorCode(err) == periscope.EInternal && store.IsUnavailable(err) {
+		// The database is down or overloaded: a retryable 503, not a 500.
+		s.log.WarnContext(r.Context(), "database unavailable", "request_id", requestID(r.Context()), "path", r.URL.Path, "err", err)
+		err = &periscope.Error{Code: periscope.EUnavailable, Message: "The database is unavailable; retry shortly.", Err: err}
+	}
 	code := periscope.ErrorCode(err)
 	status, ok := statusOf[code]
 	if !ok {

@@ -128,7 +128,7 @@ func TestGlobalSearch(t *testing.T) {
 			{map[string]any{"ip": "52.1.2"}, "ip must be an IP address"},
 			{map[string]any{"domain": "1.2.3.4"}, "domain must be a domain name"},
 			{map[string]any{"http_favicon_hash": "123"}, "not indexed"},
-			{map[string]any{"country": "D\u0000E"}, "country must be UTF-8 text without control characters"},
+			{map[string]any{"country": "D\u0000E"}, "country must be UTF-8 text without NUL"},
 			{map[string]any{"product": []string{"nginx", "x\u0001"}}, "product must be UTF-8 text"},
 			{map[string]any{"http_title": strings.Repeat("a", 1025)}, "http_title must be at most 1024 characters"},
 			{`["country"]`, "JSON object"},

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/asset"
@@ -36,6 +37,15 @@ func (s *Server) handleCreateOrganization(w http.ResponseWriter, r *http.Request
 	name := strings.TrimSpace(*in.Name)
 	if utf8.RuneCountInString(name) > 200 || utf8.RuneCountInString(in.Description) > 2000 {
 		return periscope.Errorf(periscope.EInvalid, "name must be at most 200 characters and description at most 2000.")
+	}
+	// A name is one line of text; a description may have line breaks and
+	// tabs, but no other control character (NUL is refused for every
+	// request before this: PostgreSQL cannot store it).
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		return periscope.Errorf(periscope.EInvalid, "name must not contain control characters.")
+	}
+	if strings.ContainsFunc(in.Description, func(c rune) bool { return unicode.IsControl(c) && c != '\n' && c != '\r' && c != '\t' }) {
+		return periscope.Errorf(periscope.EInvalid, "description must not contain control characters other than line breaks and tabs.")
 	}
 	o := periscope.Organization{AccountID: principalOf(r).Account.ID, Name: name, Description: in.Description}
 	if err := s.orgs.CreateOrganization(r.Context(), &o); err != nil {

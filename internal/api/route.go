@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // handlerFunc is the one handler style: return an error, the adapter writes it.
@@ -86,6 +87,14 @@ func errInternal(v any) error {
 func (s *Server) wrap(pattern string, p policy, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info(r.Context()).route = pattern
+		if r.Method == http.MethodHead && p.pool != periscope.PoolNone {
+			// A HEAD answer carries no data, so it must not cost a credit;
+			// a free HEAD that runs the whole query would be a way around
+			// the credits. Refused outright.
+			w.Header().Set("Allow", "GET")
+			s.writeError(w, r, periscope.Errorf(periscope.EMethodNotAllowed, "HEAD is not offered on charged routes; use GET."))
+			return
+		}
 		if p.public {
 			if err := h(w, r); err != nil {
 				s.writeError(w, r, err)
@@ -98,20 +107,27 @@ func (s *Server) wrap(pattern string, p policy, h handlerFunc) http.Handler {
 	})
 }
 
-// serveAPI is the chain of every authenticated route, in order: failed-auth
-// limit per IP, key, per-key rate limit, entitlement, body bounds, credit
-// reservation, handler, refund on failure, audit record for OEM routes.
+// serveAPI is the chain of every authenticated route, in order: key (a
+// failed one counts against the client IP's failed-authentication limit),
+// per-key rate limit, entitlement, text and body checks, a non-binding
+// credit check, the handler, then for a 2xx of a charged route the credit
+// reservation, and for OEM routes the audit record. Charged and OEM routes
+// answer from a buffer: the credit is reserved only once the handler has
+// validated its input and succeeded (so invalid requests never hold
+// credits), and an OEM answer is released only after its audit record is
+// written (an OEM request is never served without one).
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h handlerFunc) (err error) {
-	ip := clientIP(r)
-	if res := s.failures.Peek(ip, s.cfg.AuthFailLimit); !res.Allowed {
-		s.metrics.rateLimited.WithLabelValues("auth").Inc()
-		return rateLimited(res.RetryAfter(s.now()), "Too many failed authentications from this address.")
-	}
+	ip := s.clientIP(r)
 	// Header lookup is case-insensitive by canonicalisation (X-Api-Key, x-api-key).
 	principal, err := s.accounts.Authenticate(r.Context(), r.Header.Get("X-API-KEY"))
 	if err != nil {
+		// Only failures count and only failures are refused: a valid key
+		// behind the same NAT as a key-guesser still gets through.
 		if periscope.ErrorCode(err) == periscope.EUnauthorized {
-			s.failures.Allow(ip, s.cfg.AuthFailLimit)
+			if res := s.failures.Allow(ip, s.cfg.AuthFailLimit); !res.Allowed {
+				s.metrics.rateLimited.WithLabelValues("auth").Inc()
+				return rateLimited(res.RetryAfter(s.now()), "Too many failed authentications from this address.")
+			}
 		}
 		return err
 	}
@@ -141,16 +157,21 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	}
 
 	oem := strings.HasPrefix(r.URL.Path, "/api/v1/oem/")
-	status, charged := 0, 0
+	status, charged, audited := 0, 0, false
 	if oem {
+		// Requests that fail before or in the handler are recorded here;
+		// served ones were recorded before their answer was released.
 		defer func() {
-			if err != nil {
-				status = statusOf[periscope.ErrorCode(err)]
-				if status == 0 {
-					status = http.StatusInternalServerError
-				}
+			if audited || err == nil {
+				return
 			}
-			s.audit(r, &principal, status, charged)
+			status = statusOf[periscope.ErrorCode(err)]
+			if status == 0 {
+				status = http.StatusInternalServerError
+			}
+			if aerr := s.audit(r, &principal, status, 0); aerr != nil {
+				s.log.Error("audit record lost", "request_id", requestID(r.Context()), "account", acct.ID, "err", aerr)
+			}
 		}()
 	}
 
@@ -160,35 +181,106 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	case p.need == needOEM && !acct.OEM:
 		return periscope.Errorf(periscope.EOEMRequired, "This route needs the OEM module.")
 	}
+	if err := checkRequestText(r); err != nil {
+		return err
+	}
 	if err := s.readBody(w, r, p, oem); err != nil {
 		return err
 	}
-
-	period := ""
+	if !p.buffered() && !oem {
+		return h(w, r)
+	}
 	if p.pool != periscope.PoolNone {
+		// Not binding (Reserve below is): spares the work of a request
+		// that cannot be paid for.
+		used, oemUsed := acct.Usage(s.now())
+		if p.pool == periscope.PoolOEM && oemUsed >= acct.OEMCreditsPerMonth || p.pool == periscope.PoolMonthly && used >= acct.CreditsPerMonth {
+			return store.CreditsExhausted(p.pool, s.now())
+		}
+	}
+	buf := newBufferedResponse()
+	if err := h(buf, r); err != nil {
+		return err
+	}
+	status = buf.statusCode()
+	period := ""
+	if p.pool != periscope.PoolNone && status >= 200 && status < 300 {
 		if period, err = s.accounts.Reserve(r.Context(), acct.ID, p.pool, 1); err != nil {
 			return err
 		}
+		charged = 1
 	}
-	rec := &recorder{ResponseWriter: w}
-	defer func() {
-		if p.pool == periscope.PoolNone {
-			return
+	if oem {
+		if aerr := s.audit(r, &principal, status, charged); aerr != nil {
+			audited = true // the failure is logged below; no second attempt
+			s.log.Error("audit record not written; request failed", "request_id", requestID(r.Context()), "account", acct.ID, "err", aerr)
+			if charged == 1 {
+				s.refund(r, acct.ID, p.pool, period)
+			}
+			return &periscope.Error{Code: periscope.EUnavailable, Err: aerr,
+				Message: "The request could not be recorded in the audit log, so it was neither served nor charged; retry shortly."}
 		}
-		if err == nil && rec.status >= 200 && rec.status < 300 {
-			charged = 1
-			s.metrics.credits.WithLabelValues(poolName(p.pool)).Inc()
-			return
-		}
-		// Failed (or panicked): give the credit back. A fresh context, so a
-		// client that hung up still gets its refund.
-		if rerr := s.accounts.Refund(context.WithoutCancel(r.Context()), acct.ID, p.pool, 1, period); rerr != nil {
-			s.log.Error("refund failed", "request_id", requestID(r.Context()), "account", acct.ID, "err", rerr)
-		}
-	}()
-	err = h(rec, r)
-	status = rec.status
-	return err
+		audited = true
+	}
+	if charged == 1 {
+		s.metrics.credits.WithLabelValues(poolName(p.pool)).Inc()
+	}
+	buf.flush(w)
+	return nil
+}
+
+// refund gives a reserved credit back. A fresh context, so a client that
+// hung up still gets its refund.
+func (s *Server) refund(r *http.Request, accountID string, pool periscope.Pool, period string) {
+	if err := s.accounts.Refund(context.WithoutCancel(r.Context()), accountID, pool, 1, period); err != nil {
+		s.log.Error("refund failed", "request_id", requestID(r.Context()), "account", accountID, "err", err)
+	}
+}
+
+// buffered reports whether the route answers through a buffer (it charges).
+func (p policy) buffered() bool { return p.pool != periscope.PoolNone }
+
+// bufferedResponse holds a handler's answer until it is paid for and audited.
+// Handlers build whole JSON bodies in memory anyway (writeJSON), so this
+// costs one copy.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newBufferedResponse() *bufferedResponse { return &bufferedResponse{header: http.Header{}} }
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+
+func (b *bufferedResponse) statusCode() int {
+	if b.status == 0 {
+		return http.StatusOK
+	}
+	return b.status
+}
+
+// flush sends the held answer.
+func (b *bufferedResponse) flush(w http.ResponseWriter) {
+	h := w.Header()
+	for k, v := range b.header {
+		h[k] = v
+	}
+	w.WriteHeader(b.statusCode())
+	w.Write(b.body.Bytes())
 }
 
 func poolName(p periscope.Pool) string {
@@ -237,11 +329,17 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, p policy, oem 
 		if err != nil {
 			return periscope.Errorf(periscope.EInvalid, "The form body could not be parsed.")
 		}
+		if err := checkFormText(fields); err != nil {
+			return err
+		}
 		*r = *r.WithContext(context.WithValue(r.Context(), ctxForm, fields))
 		return nil
 	}
 	*r = *r.WithContext(context.WithValue(r.Context(), ctxBody, body))
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 {
+		if err := checkJSONText(trimmed); err != nil {
+			return err
+		}
 		if trimmed[0] != '{' || !json.Valid(trimmed) {
 			return periscope.Errorf(periscope.EInvalidJSON, "The request body must be a JSON object.")
 		}
@@ -252,6 +350,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, p policy, oem 
 			json.Unmarshal(trimmed, &probe)
 			if t := bytes.TrimSpace(probe.QueryTags); len(t) > 0 && string(t) != "null" && t[0] != '{' {
 				return periscope.Errorf(periscope.EInvalid, "query_tags must be a JSON object.")
+			}
+			if len(probe.QueryTags) > maxQueryTagsBytes {
+				// Tags are stored whole in every audit record.
+				return periscope.Errorf(periscope.EInvalid, "query_tags must be at most %d bytes of JSON.", maxQueryTagsBytes)
 			}
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"path"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,6 +37,10 @@ type Config struct {
 	RangeLimits asset.Limits
 	// Version is reported by /healthz.
 	Version string
+	// TrustedProxies are the networks of reverse proxies whose
+	// X-Forwarded-For is believed when finding the client's address (for
+	// the failed-authentication limit and the log). Empty: the peer address.
+	TrustedProxies []netip.Prefix
 }
 
 // DefaultConfig returns FullHunt's published limits.
@@ -141,6 +147,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.observe(r, rec, info, time.Since(start))
 	}()
+	if !cleanPath(r.URL.Path) {
+		// ServeMux would answer a 301/307 HTML redirect to the cleaned
+		// path; no route has such a path, so it is a JSON 404.
+		s.writeError(rec, r, errNotFound)
+		return
+	}
 	if s.draining.Load() && strings.HasPrefix(r.URL.Path, "/api/") {
 		s.writeError(rec, r, errUnavailable)
 		return
@@ -166,7 +178,7 @@ func (s *Server) observe(r *http.Request, rec *recorder, info *requestInfo, d ti
 		slog.Int("status", status),
 		slog.Int64("bytes", rec.bytes),
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
-		slog.String("remote", clientIP(r)),
+		slog.String("remote", s.clientIP(r)),
 	}
 	if info.keyPrefix != "" {
 		attrs = append(attrs, slog.String("key", info.keyPrefix), slog.String("account", info.accountID))
@@ -221,14 +233,56 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// clientIP is the peer address without port. X-Forwarded-For is not trusted:
-// a deployment behind a proxy should limit at the proxy.
-func clientIP(r *http.Request) string {
-	host := r.RemoteAddr
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host = host[:i]
+// clientIP is the client's address: the peer address, or, when the peer is
+// a trusted proxy, the right-most X-Forwarded-For address that is not a
+// trusted proxy (the left part of the header is whatever the client wrote).
+func (s *Server) clientIP(r *http.Request) string {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		host := r.RemoteAddr
+		if i := strings.LastIndexByte(host, ':'); i >= 0 {
+			host = host[:i]
+		}
+		return strings.Trim(host, "[]")
 	}
-	return strings.Trim(host, "[]")
+	addr := peer.Addr().Unmap()
+	if !s.trusted(addr) {
+		return addr.String()
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // a malformed hop: stop at the last address we can vouch for
+		}
+		addr = hop.Unmap()
+		if !s.trusted(addr) {
+			break
+		}
+	}
+	return addr.String()
+}
+
+func (s *Server) trusted(a netip.Addr) bool {
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanPath reports whether p is already in the form ServeMux routes (no
+// ".", ".." or empty segments); the mux redirects any other.
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // recorder remembers the status and size written.

@@ -384,11 +384,11 @@ func TestVulnSearches(t *testing.T) {
 			{"POST", pub + "vulnerability-search", `{"query": "x` + strings.Repeat("y", 2<<20) + `"}`, 413, "larger than"},
 			{"DELETE", pub + "vulnerability-search", nil, 405, "not allowed"},
 			// A NUL would reach PostgreSQL, which fails on it: a 400 first.
-			{"POST", pub + "vulnerability-search", map[string]any{"query": "cpe:2.3:a:foo\u0000:bar"}, 400, "without control characters"},
+			{"POST", pub + "vulnerability-search", map[string]any{"query": "cpe:2.3:a:foo\u0000:bar"}, 400, "query must be UTF-8 text without NUL"},
 			{"POST", pub + "advisories-search", map[string]any{"query": "quokka", "package": "pypi/q\u0000"}, 400, "package must be UTF-8 text"},
 			{"GET", pub + "feed?source=gh%00", nil, 400, "source must be UTF-8 text"},
 			{"GET", pub + "feed?ecosystem=py%00", nil, 400, "ecosystem must be UTF-8 text"},
-			{"GET", pub + "feed?keywords=ab%ff", nil, 400, "keyword must be UTF-8 text"},
+			{"GET", pub + "feed?keywords=ab%ff", nil, 400, "keywords must be UTF-8 text"},
 			// Characters, not bytes: 513 CJK characters are 1,539 bytes.
 			{"GET", pub + "vulnerability-search?query=" + url.QueryEscape(strings.Repeat("漏", 513)), nil, 400, "at most 512"},
 		} {

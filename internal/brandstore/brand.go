@@ -568,8 +568,9 @@ func scanFinding(rows *sql.Rows, raw bool) (Finding, error) {
 // convincing (highest score) first, newest first among equals, and the
 // number of findings the query matches.
 func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, error) {
-	where := ` FROM brand_findings WHERE account_id = ? AND kind = ?`
-	args := []any{q.AccountID, q.Kind}
+	where := ` FROM brand_findings WHERE account_id = ? AND kind = ?` + fmt.Sprintf(store.NotClaimedByOtherSQL, "brand_findings.base_domain")
+	// Not what another account's domain claim covers (internal/store/orgs.go).
+	args := append([]any{q.AccountID, q.Kind}, store.NotClaimedByOtherArgs(q.AccountID)...)
 	if q.Q != "" {
 		where += ` AND (domain LIKE ? ESCAPE '\' OR base_domain LIKE ? ESCAPE '\')`
 		p := "%" + store.LikeEscape(strings.ToLower(q.Q)) + "%"
@@ -639,8 +640,10 @@ type OrgCertificate struct {
 // q matches the covered name, subject or issuer (substring), a SAN name, or
 // a SHA-256 fingerprint or serial number (exactly).
 func (s *Store) OrgCertificates(ctx context.Context, q ListQuery) ([]OrgCertificate, int, error) {
-	where := ` FROM org_certificates oc JOIN certificates c ON c.id = oc.certificate_id WHERE oc.account_id = ?`
-	args := []any{q.AccountID}
+	where := ` FROM org_certificates oc JOIN certificates c ON c.id = oc.certificate_id WHERE oc.account_id = ?` +
+		fmt.Sprintf(store.NotClaimedByOtherSQL, "oc.domain")
+	// Not what another account's domain claim covers (internal/store/orgs.go).
+	args := append([]any{q.AccountID}, store.NotClaimedByOtherArgs(q.AccountID)...)
 	if q.Q != "" {
 		low := strings.ToLower(q.Q)
 		p := "%" + store.LikeEscape(low) + "%"

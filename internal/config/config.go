@@ -5,7 +5,9 @@ package config
 import (
 	"flag"
 	"fmt"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -25,7 +27,16 @@ type Config struct {
 	SyncInterval time.Duration // 0 = no scheduled sync
 	NVDAPIKey    string
 	VulnSync     VulnSync // upstream feeds of the scheduled vulnerability sync
+	// AuditRetention is how long OEM audit records are kept; 0 keeps them
+	// forever.
+	AuditRetention time.Duration
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
+	// believed (comma-separated CIDRs or addresses).
+	TrustedProxies []netip.Prefix
 }
+
+// DefaultAuditRetention is how long audit records are kept unless set.
+const DefaultAuditRetention = 90 * 24 * time.Hour
 
 // Getenv looks up an environment variable (os.Getenv, or a map in tests).
 type Getenv func(string) string
@@ -73,8 +84,44 @@ func (c *Config) RegisterServe(fs *flag.FlagSet, getenv Getenv) error {
 	fs.StringVar(&c.CloudRanges, "cloud-ranges", env("PERISCOPE_CLOUD_RANGES", ""), "directory of provider range files overriding the built-in set (env PERISCOPE_CLOUD_RANGES)")
 	fs.DurationVar(&c.SyncInterval, "sync-interval", sync, "how often to sync the vulnerability feeds from upstream; 0 disables (env PERISCOPE_SYNC_INTERVAL)")
 	fs.StringVar(&c.NVDAPIKey, "nvd-api-key", env("PERISCOPE_NVD_API_KEY", ""), "NVD API key, sent as the apiKey header (env PERISCOPE_NVD_API_KEY)")
+	retention, err := envDuration(getenv, "PERISCOPE_AUDIT_RETENTION", DefaultAuditRetention)
+	if err != nil {
+		return err
+	}
+	fs.DurationVar(&c.AuditRetention, "audit-retention", retention, "how long OEM audit records are kept (2160h = 90 days); 0 keeps them forever (env PERISCOPE_AUDIT_RETENTION)")
+	proxies, err := parsePrefixes(env("PERISCOPE_TRUSTED_PROXIES", ""))
+	if err != nil {
+		return fmt.Errorf("PERISCOPE_TRUSTED_PROXIES: %w", err)
+	}
+	c.TrustedProxies = proxies
+	fs.Func("trusted-proxies", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed; empty trusts none (env PERISCOPE_TRUSTED_PROXIES)", func(v string) error {
+		p, err := parsePrefixes(v)
+		c.TrustedProxies = p
+		return err
+	})
 	c.VulnSync.register(fs, getenv)
 	return nil
+}
+
+// parsePrefixes reads comma-separated CIDRs; a bare address is its /32 or /128.
+func parsePrefixes(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if a, err := netip.ParseAddr(f); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8", f)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // Validate checks the parsed values.
@@ -92,6 +139,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SyncInterval < 0 {
 		return fmt.Errorf("--sync-interval must be >= 0")
+	}
+	if c.AuditRetention < 0 {
+		return fmt.Errorf("--audit-retention must be >= 0")
 	}
 	return nil
 }

@@ -68,6 +68,24 @@ func NewClient(baseURL string, opts Options) (*Client, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 60 * time.Second}
 	}
+	// A log that redirects elsewhere is not the log that was configured:
+	// redirects are followed only within its host and scheme. (A copy:
+	// the caller's client is not changed.)
+	client := *opts.HTTPClient
+	next := client.CheckRedirect
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if first := via[0].URL; !strings.EqualFold(req.URL.Host, first.Host) || req.URL.Scheme != first.Scheme {
+			return fmt.Errorf("ct log redirected from %s to %s://%s: refused", first.Host, req.URL.Scheme, req.URL.Host)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+	opts.HTTPClient = &client
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 256
 	}

@@ -12,6 +12,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -381,4 +383,30 @@ func FuzzDecodeLeaf(f *testing.F) {
 			t.Fatalf("decoded entry without a certificate: %+v", e)
 		}
 	})
+}
+
+// Issue 12, defect 11: a log that redirects to another host is not followed.
+func TestRefusesCrossHostRedirect(t *testing.T) {
+	log, _ := buildLog(t)
+	asked := 0
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked++
+		http.Redirect(w, r, log.URL()+r.URL.Path, http.StatusFound)
+	}))
+	defer elsewhere.Close()
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer redirecting.Close()
+	c, err := NewClient(redirecting.URL+"/", Options{PublicKey: log.PublicKey(), MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.sleep = func(ctx context.Context, d time.Duration) error { return nil }
+	if _, err := c.GetSTH(context.Background()); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("err = %v, want the redirect refused", err)
+	}
+	if asked != 0 {
+		t.Errorf("the other host was asked %d times", asked)
+	}
 }

@@ -14,6 +14,7 @@ const (
 	EInvalid             = "invalid_parameter"
 	EMissing             = "missing_parameter"
 	EInvalidJSON         = "invalid_json"
+	EInvalidText         = "invalid_text"
 	EDefaultOrganization = "default_organization"
 	EUnauthorized        = "unauthorized"
 	EEnterpriseRequired  = "enterprise_required"

@@ -73,3 +73,24 @@ func (s *Store) AuditLogs(ctx context.Context, f AuditFilter) ([]periscope.Audit
 	}
 	return out, total, rows.Err()
 }
+
+// pruneAuditSQL deletes one batch of records older than a time. Batches keep
+// each transaction (and, on SQLite, the write lock) short.
+const pruneAuditSQL = `DELETE FROM audit_logs WHERE id IN (SELECT id FROM audit_logs WHERE created_at < ? LIMIT 5000)`
+
+// PruneAudit deletes the audit records created before cutoff, in batches,
+// and returns how many it deleted.
+func (s *Store) PruneAudit(ctx context.Context, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		res, err := s.exec(ctx, pruneAuditSQL, cutoff.Unix())
+		if err != nil {
+			return total, fmt.Errorf("prune audit records: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+		if n < 5000 {
+			return total, nil
+		}
+	}
+}

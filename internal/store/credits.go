@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
@@ -39,11 +40,16 @@ func (s *Store) Reserve(ctx context.Context, accountID string, pool periscope.Po
 	if k, _ := res.RowsAffected(); k == 1 {
 		return period, nil
 	}
-	renews := periscope.NextRenewal(s.Now()).Format("2006-01-02 15:04 UTC")
+	return "", CreditsExhausted(pool, s.Now())
+}
+
+// CreditsExhausted is the error of a pool with no credits left at now.
+func CreditsExhausted(pool periscope.Pool, now time.Time) error {
+	renews := periscope.NextRenewal(now).Format("2006-01-02 15:04 UTC")
 	if pool == periscope.PoolOEM {
-		return "", periscope.Errorf(periscope.EOEMCreditsExhausted, "The account's OEM credits for this month are spent; they renew on %s.", renews)
+		return periscope.Errorf(periscope.EOEMCreditsExhausted, "The account's OEM credits for this month are spent; they renew on %s.", renews)
 	}
-	return "", periscope.Errorf(periscope.ECreditsExhausted, "The account's credits for this month are spent; they renew on %s.", renews)
+	return periscope.Errorf(periscope.ECreditsExhausted, "The account's credits for this month are spent; they renew on %s.", renews)
 }
 
 // Refund gives back n credits reserved in period (as Reserve returned it).

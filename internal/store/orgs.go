@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -135,6 +136,11 @@ func (s *Store) AddAsset(ctx context.Context, a periscope.Asset) (created bool, 
 					return err
 				}
 			}
+			if a.Kind == periscope.AssetDomain {
+				if err := checkDomainOverlap(ctx, tx, a); err != nil {
+					return err
+				}
+			}
 			if _, err := tx.Exec(ctx, `INSERT INTO asset_claims (kind, value, account_id) VALUES (?, ?, ?)`, a.Kind, a.Value, a.AccountID); err != nil {
 				return fmt.Errorf("claim asset: %w", err)
 			}
@@ -179,6 +185,40 @@ func checkRangeOverlap(ctx context.Context, tx *Tx, a periscope.Asset) error {
 		}
 	}
 	return rows.Err()
+}
+
+// domainOverlapSQL finds another account's domain claim that is a parent
+// of the new domain (one of the listed ancestors) or below it.
+const domainOverlapSQL = `SELECT value FROM asset_claims WHERE kind = ? AND account_id <> ?
+	AND (value IN (%s) OR value LIKE ? ESCAPE '\') LIMIT 1`
+
+// checkDomainOverlap refuses a domain when another account claims a parent
+// of it or a name below it: a domain claim covers its subdomains, so
+// claiming www.example.com must not reach example.com's findings and
+// certificates, and claiming example.com must not take over another
+// account's shop.example.com.
+func checkDomainOverlap(ctx context.Context, tx *Tx, a periscope.Asset) error {
+	args := []any{periscope.AssetDomain, a.AccountID}
+	marks := "NULL" // no ancestors: a top-level name
+	labels := strings.Split(a.Value, ".")
+	for i := 1; i < len(labels); i++ {
+		if i == 1 {
+			marks = "?"
+		} else {
+			marks += ", ?"
+		}
+		args = append(args, strings.Join(labels[i:], "."))
+	}
+	args = append(args, "%."+LikeEscape(a.Value))
+	var other string
+	err := tx.QueryRow(ctx, fmt.Sprintf(domainOverlapSQL, marks), args...).Scan(&other)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("check domain claims: %w", err)
+	}
+	return periscope.Errorf(periscope.EConflict, "%s overlaps %s, claimed by another account (a domain claim covers its subdomains).", a.Value, other)
 }
 
 // RemoveAsset removes an asset from an organization of the account.
@@ -252,4 +292,20 @@ func (s *Store) AllAssets(ctx context.Context, kind string) ([]periscope.Asset, 
 		out = append(out, a)
 	}
 	return out, rows.Err()
+}
+
+// NotClaimedByOtherSQL keeps out of an account's
+// listings what comes from another account's claim: a row whose name (%s:
+// the finding's base domain, the certificate's covered name) is another
+// account's claimed domain or below one, unless that claim itself lies
+// below one of the account's own (a domain claim covers its subdomains, so
+// the parent's owner wins). AddAsset now refuses such overlapping claims;
+// this guards rows linked before it did. Arguments: NotClaimedByOtherArgs.
+const NotClaimedByOtherSQL = ` AND NOT EXISTS (SELECT 1 FROM asset_claims oc2 WHERE oc2.kind = ? AND oc2.account_id <> ?
+	AND (%[1]s = oc2.value OR %[1]s LIKE '%%.' || oc2.value)
+	AND NOT EXISTS (SELECT 1 FROM asset_claims mine WHERE mine.kind = ? AND mine.account_id = ?
+		AND (oc2.value = mine.value OR oc2.value LIKE '%%.' || mine.value)))`
+
+func NotClaimedByOtherArgs(accountID string) []any {
+	return []any{periscope.AssetDomain, accountID, periscope.AssetDomain, accountID}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -98,8 +99,15 @@ func (f *Fetcher) try(ctx context.Context, url string, prev Validators, extra ht
 	if prev.LastModified != "" {
 		req.Header.Set("If-Modified-Since", prev.LastModified)
 	}
-	resp, err := f.Client.Do(req)
+	// A redirect to another host would carry the extra headers (NVD's
+	// apiKey) there: refused, and not retried.
+	client := *f.Client
+	client.CheckRedirect = sameHostRedirects(f.Client.CheckRedirect)
+	resp, err := client.Do(req)
 	if err != nil {
+		if errors.Is(err, ErrCrossHostRedirect) {
+			return nil, 0, fmt.Errorf("GET %s: %w", url, err)
+		}
 		if ctx.Err() != nil {
 			return nil, 0, fmt.Errorf("GET %s: %w", url, ctx.Err())
 		}
@@ -124,6 +132,28 @@ func (f *Fetcher) try(ctx context.Context, url string, prev Validators, extra ht
 		return nil, f.retryAfter(resp.Header.Get("Retry-After")), transientError{serr}
 	}
 	return nil, 0, serr
+}
+
+// ErrCrossHostRedirect is the error of a fetch redirected to another host
+// (or from https to http).
+var ErrCrossHostRedirect = errors.New("redirect to another host refused")
+
+// sameHostRedirects returns a CheckRedirect that follows redirects only
+// within the original host and scheme (at most 10), then applies next.
+func sameHostRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		first := via[0].URL
+		if !strings.EqualFold(req.URL.Host, first.Host) || req.URL.Scheme != first.Scheme {
+			return fmt.Errorf("%w: %s to %s://%s", ErrCrossHostRedirect, first.Host, req.URL.Scheme, req.URL.Host)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
 }
 
 // transientError marks errors worth retrying.

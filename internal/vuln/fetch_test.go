@@ -282,3 +282,38 @@ func TestOSVZip(t *testing.T) {
 		t.Error("corrupt zip: want error")
 	}
 }
+
+// Issue 12, defect 11: a redirect to another host is refused (it would
+// carry the apiKey header there); one within the host is followed.
+func TestFetchRefusesCrossHostRedirect(t *testing.T) {
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked = append(leaked, r.Header.Get("apiKey"))
+		w.Write([]byte("{}"))
+	}))
+	defer other.Close()
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/feed", http.StatusFound)
+		case "/moved":
+			http.Redirect(w, r, "/feed", http.StatusMovedPermanently)
+		default:
+			w.Write([]byte("{}"))
+		}
+	}))
+	defer origin.Close()
+	f := newFetcher(&recordingSleep{}, time.Now())
+	key := http.Header{"apiKey": {"secret-key"}}
+	if _, err := f.Get(context.Background(), origin.URL+"/away", Validators{}, key); !errors.Is(err, ErrCrossHostRedirect) {
+		t.Errorf("cross-host redirect: err = %v", err)
+	}
+	if len(leaked) != 0 {
+		t.Errorf("the other host was asked %d times (apiKey %q)", len(leaked), leaked)
+	}
+	resp, err := f.Get(context.Background(), origin.URL+"/moved", Validators{}, key)
+	if err != nil {
+		t.Fatalf("same-host redirect: %v", err)
+	}
+	resp.Body.Close()
+}

@@ -163,6 +163,12 @@ func (s *Syncer) syncSource(ctx context.Context, in *vulningest.Ingester, src So
 	defer resp.Body.Close()
 	sum, err := in.IngestReader(ctx, src.Kind, src.URL, resp.Body, nil)
 	*changed += sum.Inserted + sum.Updated
+	if err == nil && sum.Read == 0 {
+		// Every feed synced here holds records: an answer with none is
+		// not the feed (a captive portal, an error page served as 200,
+		// a format change) and must not pass for an up-to-date sync.
+		err = fmt.Errorf("the answer from %s held no %s records", src.URL, src.Kind)
+	}
 	if err != nil {
 		// Batches stored before the error stay; the validators are not
 		// kept, so the next run downloads the feed again.

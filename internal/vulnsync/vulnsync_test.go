@@ -169,3 +169,39 @@ func TestRunStopsWithContext(t *testing.T) {
 		t.Fatal("Run without an interval accepted")
 	}
 }
+
+// Issue 12, defect 11: an answer that is not the feed (valid JSON or CSV of
+// another shape, an empty body, an empty archive) is a failed sync, not a
+// successful one with 0 records.
+func TestSyncerAnswerNotAFeedFails(t *testing.T) {
+	s := vulnstore.New(storetest.Open(t, "sqlite", vulnstore.Migrations()))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/kev.json":
+			w.Write([]byte(`{"message":"moved"}`))
+		case "/epss.csv":
+			// an empty 200
+		case "/osv/Go/all.zip":
+			zw := zip.NewWriter(w)
+			zw.Close()
+		default:
+			w.Write([]byte("id,file,description\n"))
+		}
+	}))
+	defer srv.Close()
+	sy := &vulnsync.Syncer{Store: s, Fetcher: &vuln.Fetcher{Client: srv.Client()}, Config: vulnsync.Config{
+		KEVURL: srv.URL + "/kev.json", EPSSURL: srv.URL + "/epss.csv", ExploitDBURL: srv.URL + "/exploits.csv",
+		OSVURL: srv.URL + "/osv/{ecosystem}/all.zip", OSVEcosystems: []string{"Go"}}}
+	if err := sy.RunOnce(context.Background()); err == nil {
+		t.Fatal("sync of HTML answers succeeded")
+	}
+	states, err := s.VulnSyncStates(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kev", "epss", "exploitdb", "osv:Go"} {
+		if st := states[name]; st.LastSuccess != 0 || st.LastError == "" {
+			t.Errorf("%s state after an answer that is not the feed: %+v", name, st)
+		}
+	}
+}
