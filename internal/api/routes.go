@@ -14,14 +14,14 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/auth/status", free, s.handleAuthStatus)
 
 	// Enterprise organizations and assets (§4.2).
-	s.handle("POST /api/v1/enterprise/organizations", enterprise, s.handleCreateOrganization)
+	s.handle("POST /api/v1/enterprise/organizations", enterprise, s.assetChange(s.handleCreateOrganization))
 	s.handle("GET /api/v1/enterprise/organizations", enterprise, s.handleListOrganizations)
 	s.handle("GET /api/v1/enterprise/organizations/{org_id}", enterprise, s.handleGetOrganization)
-	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}", enterprise, s.handleDeleteOrganization)
-	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.addAsset("dns"))
-	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.removeAsset("dns"))
-	s.handle("POST /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.addAsset("ip-range"))
-	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.removeAsset("ip-range"))
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}", enterprise, s.assetChange(s.handleDeleteOrganization))
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.assetChange(s.addAsset("dns")))
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.assetChange(s.removeAsset("dns")))
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.assetChange(s.addAsset("ip-range")))
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.assetChange(s.removeAsset("ip-range")))
 
 	// OEM account (§4.7).
 	s.handle("POST /api/v1/oem/account/audit-logs", oemAuditLimit, s.handleAuditLogs)
