@@ -158,4 +158,3 @@ func TestJobReturnReleases(t *testing.T) {
 		})
 	}
 }
-
