@@ -11,7 +11,6 @@ import (
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
-
 func TestBoundedTurns(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
