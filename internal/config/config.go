@@ -25,6 +25,7 @@ type Config struct {
 	SyncInterval time.Duration // 0 = no scheduled sync
 	NVDAPIKey    string
 	VulnSync     VulnSync // upstream feeds of the scheduled vulnerability sync
+	Instances    Instances
 }
 
 // Getenv looks up an environment variable (os.Getenv, or a map in tests).
@@ -74,7 +75,7 @@ func (c *Config) RegisterServe(fs *flag.FlagSet, getenv Getenv) error {
 	fs.DurationVar(&c.SyncInterval, "sync-interval", sync, "how often to sync the vulnerability feeds from upstream; 0 disables (env PERISCOPE_SYNC_INTERVAL)")
 	fs.StringVar(&c.NVDAPIKey, "nvd-api-key", env("PERISCOPE_NVD_API_KEY", ""), "NVD API key, sent as the apiKey header (env PERISCOPE_NVD_API_KEY)")
 	c.VulnSync.register(fs, getenv)
-	return nil
+	return c.Instances.register(fs, getenv)
 }
 
 // Validate checks the parsed values.
@@ -92,6 +93,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SyncInterval < 0 {
 		return fmt.Errorf("--sync-interval must be >= 0")
+	}
+	if c.Addr != "" { // serve's settings
+		return c.Instances.validate()
 	}
 	return nil
 }
