@@ -10,7 +10,7 @@ import (
 
 // openRedis connects to the Redis of PERISCOPE_TEST_REDIS (CI sets it; see
 // .ci/run) with a fresh key prefix.
-func openRedis(t *testing.T) *Redis {
+func openRedis(t testing.TB) *Redis {
 	t.Helper()
 	url := os.Getenv("PERISCOPE_TEST_REDIS")
 	if url == "" {
