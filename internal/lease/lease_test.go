@@ -85,7 +85,7 @@ func TestOneHolderAndTakeover(t *testing.T) {
 	if _, err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	const ttl = 600 * time.Millisecond
+	const ttl = 1500 * time.Millisecond // generous: renewals must not time out on a loaded machine
 	var rec jobRecorder
 	a := startInstance(t, dsn, "a", ttl, &rec)
 	b := startInstance(t, dsn, "b", ttl, &rec)
@@ -107,7 +107,7 @@ func TestOneHolderAndTakeover(t *testing.T) {
 	// TTL, and the other takes over once the lease has expired.
 	leader.st.Close()
 	took := waitFor(t, 3*ttl, "takeover after the leader died", follower.running.Load)
-	if limit := ttl + ttl/3 + 200*time.Millisecond; took > limit {
+	if limit := ttl + ttl/3 + 500*time.Millisecond; took > limit {
 		t.Fatalf("takeover took %v, more than TTL+TTL/3 (%v)", took, limit)
 	}
 	if leader.running.Load() || rec.most.Load() != 1 {
@@ -122,7 +122,7 @@ func TestOneHolderAndTakeover(t *testing.T) {
 	<-follower.done
 	follower.done <- nil // for the cleanup
 	took = waitFor(t, 2*ttl, "takeover after a graceful stop", c.running.Load)
-	if took > ttl/3+200*time.Millisecond {
+	if took > ttl/3+500*time.Millisecond {
 		t.Fatalf("takeover after release took %v, want about TTL/3 (%v)", took, ttl/3)
 	}
 	if rec.most.Load() != 1 {
