@@ -21,6 +21,8 @@ const accountUsage = `usage:
 ACCOUNT is an account id or company name. Settings:
   --plan LABEL  --enterprise[=false]  --oem[=false]  --credits N  --oem-credits N
   --max-results N  --rate-limit N (requests/min per key; 0 = deployment default)
+  --max-organizations N  --max-domains N  --max-ranges N (quotas; 0 = the default:
+    100 organizations, 250 domains and 250 IP ranges per account)
 `
 
 // accountFlags binds the account settings to a flag set; set reports which
@@ -30,6 +32,7 @@ type accountFlags struct {
 	enterprise, oem       bool
 	credits, oemCredits   int64
 	maxResults, rateLimit int
+	quotas                periscope.Quotas
 }
 
 func (f *accountFlags) register(fs *flag.FlagSet) {
@@ -40,6 +43,10 @@ func (f *accountFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.oemCredits, "oem-credits", 0, "monthly OEM credits")
 	fs.IntVar(&f.maxResults, "max-results", 100, "max results per request")
 	fs.IntVar(&f.rateLimit, "rate-limit", 0, "requests per minute per key (0 = deployment default)")
+	d := periscope.DefaultQuotas
+	fs.IntVar(&f.quotas.Organizations, "max-organizations", 0, fmt.Sprintf("organizations of the account (0 = default, %d)", d.Organizations))
+	fs.IntVar(&f.quotas.Domains, "max-domains", 0, fmt.Sprintf("organization domains of the account (0 = default, %d)", d.Domains))
+	fs.IntVar(&f.quotas.Ranges, "max-ranges", 0, fmt.Sprintf("organization IP ranges of the account (0 = default, %d)", d.Ranges))
 }
 
 func (f *accountFlags) apply(fs *flag.FlagSet, a *periscope.Account) error {
@@ -60,10 +67,19 @@ func (f *accountFlags) apply(fs *flag.FlagSet, a *periscope.Account) error {
 			a.MaxResultsPerRequest = f.maxResults
 		case "rate-limit":
 			a.RateLimit = f.rateLimit
+		case "max-organizations":
+			a.Quotas.Organizations = f.quotas.Organizations
+		case "max-domains":
+			a.Quotas.Domains = f.quotas.Domains
+		case "max-ranges":
+			a.Quotas.Ranges = f.quotas.Ranges
 		}
 	})
 	if a.CreditsPerMonth < 0 || a.OEMCreditsPerMonth < 0 || a.MaxResultsPerRequest < 1 || a.RateLimit < 0 {
 		err = errors.New("--credits, --oem-credits and --rate-limit must be >= 0 and --max-results >= 1")
+	}
+	if q := a.Quotas; q.Organizations < 0 || q.Domains < 0 || q.Ranges < 0 {
+		err = errors.New("--max-organizations, --max-domains and --max-ranges must be >= 0 (0 = the default)")
 	}
 	return err
 }
@@ -181,6 +197,17 @@ func showAccount(ctx context.Context, e env, st *store.Store, a periscope.Accoun
 		fmt.Fprintf(w, "rate limit:              %d/min per key\n", a.RateLimit)
 	} else {
 		fmt.Fprintf(w, "rate limit:              deployment default\n")
+	}
+	q, eff := a.Quotas, a.Quotas.Effective()
+	for _, l := range []struct {
+		name      string
+		set, used int
+	}{{"max organizations:", q.Organizations, eff.Organizations}, {"max domains:", q.Domains, eff.Domains}, {"max ip ranges:", q.Ranges, eff.Ranges}} {
+		note := ""
+		if l.set == 0 {
+			note = " (default)"
+		}
+		fmt.Fprintf(w, "%-25s%d%s\n", l.name, l.used, note)
 	}
 	users, err := st.Users(ctx, a.ID)
 	if err != nil {

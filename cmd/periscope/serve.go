@@ -13,15 +13,21 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/lease"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // worker is a background job owned by serve: it runs until ctx is done.
+// Unless everyInstance is set, it runs on one instance at a time (see
+// runWorker).
 type worker struct {
 	name string
 	run  func(ctx context.Context) error
+	// everyInstance marks a worker that keeps this process's own state (the
+	// brand matcher), not shared work.
+	everyInstance bool
 }
 
 // services holds what serve builds besides the API, for capabilities to add
@@ -36,6 +42,7 @@ type services struct {
 	closers []func() error       // run when serve returns
 	brand   *brandConfig
 	monitor *monitor.Monitor // the running brand monitor (setupBrand)
+	leases  *lease.Manager   // runs each shared worker on one instance
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -71,6 +78,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 			c()
 		}
 	}()
+	if err := setupInstances(ctx, svc); err != nil {
+		return err
+	}
 	if err := setupCapabilities(ctx, svc); err != nil {
 		return err
 	}
@@ -86,6 +96,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if cfg.AuditRetention > 0 {
 		svc.workers = append(svc.workers, auditPruner(st, cfg.AuditRetention, auditPruneInterval, log))
 	}
+	acfg.AssetChangeLimit = cfg.Instances.AssetChangeLimit
 	srv := api.NewServer(acfg, deps)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -109,7 +120,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := w.run(wctx); err != nil && !errors.Is(err, context.Canceled) {
+			if err := svc.runWorker(wctx, w); err != nil && !errors.Is(err, context.Canceled) {
 				log.Error("worker stopped", "worker", w.name, "err", err)
 			}
 		}()

@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/brandingest"
+	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/ct"
+	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/monitor"
 )
 
 // setupBrand adds brand protection to serve: the monitor (behind the OEM
@@ -16,10 +19,14 @@ func setupBrand(svc *services) error {
 	if err := svc.brand.validate(); err != nil {
 		return err
 	}
-	mon, err := newMonitor(svc.brand, svc.store, svc.log)
+	opts, err := svc.brand.brandOptions()
 	if err != nil {
 		return fmt.Errorf("brand protection: %w", err)
 	}
+	opts.Workers = svc.cfg.Instances.BrandWorkers
+	// Every instance keeps its own matcher current (brand-monitor); the
+	// backfills, shared work, run on one instance (brand-backfill).
+	mon := monitor.New(svc.store, hoststore.New(svc.store), brandstore.New(svc.store), monitor.Options{Brand: opts, Poll: svc.brand.Poll, Log: svc.log, DeferBackfills: true})
 	svc.monitor, svc.deps.Brand = mon, mon
 	svc.deps.AssetsChanged = mon.Notify
 	if svc.hosts != nil {
@@ -29,7 +36,8 @@ func setupBrand(svc *services) error {
 			return err
 		}
 	}
-	svc.workers = append(svc.workers, worker{name: "brand-monitor", run: mon.Run})
+	svc.workers = append(svc.workers, worker{name: "brand-monitor", run: mon.Run, everyInstance: true},
+		worker{name: "brand-backfill", run: mon.RunBackfills})
 	for _, u := range ctLogs(svc.brand.CTLogs) {
 		c, err := ct.NewClient(u, ct.Options{})
 		if err != nil {

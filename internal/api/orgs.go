@@ -55,20 +55,6 @@ func (s *Server) handleCreateOrganization(w http.ResponseWriter, r *http.Request
 	return nil
 }
 
-// handleListOrganizations answers GET /enterprise/organizations (a bare array).
-func (s *Server) handleListOrganizations(w http.ResponseWriter, r *http.Request) error {
-	orgs, err := s.orgs.Organizations(r.Context(), principalOf(r).Account.ID)
-	if err != nil {
-		return err
-	}
-	out := make([]orgJSON, len(orgs))
-	for i, o := range orgs {
-		out[i] = toOrgJSON(o)
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
-}
-
 // handleGetOrganization answers GET /enterprise/organizations/{org_id}: the
 // organization with its assets.
 func (s *Server) handleGetOrganization(w http.ResponseWriter, r *http.Request) error {

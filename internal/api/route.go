@@ -35,18 +35,22 @@ type policy struct {
 	pool   periscope.Pool // which credits a 2xx costs; PoolNone for free routes
 	family string         // rate-limit family
 	forms  bool           // also takes application/x-www-form-urlencoded fields
+	// assetChange: the route changes organizations or their assets, which
+	// have a per-account limit of their own (limitAssetChange).
+	assetChange bool
 }
 
 // The route policies of README.md "Credits, entitlements and limits".
 var (
-	public        = policy{public: true}
-	free          = policy{family: "general"}
-	charged       = policy{family: "general", pool: periscope.PoolMonthly}
-	chargedForms  = policy{family: "general", pool: periscope.PoolMonthly, forms: true}
-	enterprise    = policy{family: "general", need: needEnterprise}
-	oemCharged    = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM}
-	oemFree       = policy{family: "oem", need: needOEM}
-	oemAuditLimit = policy{family: "oem-audit", need: needOEM}
+	public           = policy{public: true}
+	free             = policy{family: "general"}
+	charged          = policy{family: "general", pool: periscope.PoolMonthly}
+	chargedForms     = policy{family: "general", pool: periscope.PoolMonthly, forms: true}
+	enterprise       = policy{family: "general", need: needEnterprise}
+	enterpriseChange = policy{family: "general", need: needEnterprise, assetChange: true}
+	oemCharged       = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM}
+	oemFree          = policy{family: "oem", need: needOEM}
+	oemAuditLimit    = policy{family: "oem-audit", need: needOEM}
 )
 
 // route is one entry of the API map.
@@ -154,6 +158,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	if !res.Allowed {
 		s.metrics.rateLimited.WithLabelValues(p.family).Inc()
 		return rateLimited(res.RetryAfter(s.now()), "Rate limit exceeded: %d requests per minute for this key.", limit)
+	}
+	if p.assetChange {
+		if err := s.limitAssetChange(r); err != nil {
+			return err
+		}
 	}
 
 	oem := strings.HasPrefix(r.URL.Path, "/api/v1/oem/")

@@ -14,14 +14,14 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/auth/status", free, s.handleAuthStatus)
 
 	// Enterprise organizations and assets (§4.2).
-	s.handle("POST /api/v1/enterprise/organizations", enterprise, s.handleCreateOrganization)
+	s.handle("POST /api/v1/enterprise/organizations", enterpriseChange, s.handleCreateOrganization)
 	s.handle("GET /api/v1/enterprise/organizations", enterprise, s.handleListOrganizations)
 	s.handle("GET /api/v1/enterprise/organizations/{org_id}", enterprise, s.handleGetOrganization)
-	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}", enterprise, s.handleDeleteOrganization)
-	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.handleAddDomain)
-	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/domains", enterprise, s.handleRemoveDomain)
-	s.handle("POST /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.handleAddIPRange)
-	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterprise, s.handleRemoveIPRange)
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}", enterpriseChange, s.handleDeleteOrganization)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains", enterpriseChange, s.handleAddDomain)
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/domains", enterpriseChange, s.handleRemoveDomain)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterpriseChange, s.handleAddIPRange)
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterpriseChange, s.handleRemoveIPRange)
 
 	// OEM account (§4.7).
 	s.handle("POST /api/v1/oem/account/audit-logs", oemAuditLimit, s.handleAuditLogs)

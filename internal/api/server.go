@@ -41,12 +41,16 @@ type Config struct {
 	// X-Forwarded-For is believed when finding the client's address (for
 	// the failed-authentication limit and the log). Empty: the peer address.
 	TrustedProxies []netip.Prefix
+	// AssetChangeLimit is how many organization and asset changes (create,
+	// delete, add or remove a domain or range) an account may make per
+	// minute; 0 turns it off.
+	AssetChangeLimit int
 }
 
 // DefaultConfig returns FullHunt's published limits.
 func DefaultConfig() Config {
 	return Config{RateLimit: 60, AuditRateLimit: 15, AuthFailLimit: 30, MaxBodyBytes: 1 << 20,
-		RangeLimits: asset.DefaultLimits, Version: "dev"}
+		RangeLimits: asset.DefaultLimits, Version: "dev", AssetChangeLimit: 30}
 }
 
 // Deps are the API's collaborators (see stores.go for what each group
@@ -69,6 +73,10 @@ type Deps struct {
 	// or IP ranges change or an organization is deleted (the brand
 	// monitor reconciles at once instead of at its next poll).
 	AssetsChanged func()
+	// Limits and AuthFailures count the per-key (and per-account) limits
+	// and the failed authentications per client IP; nil means in-process
+	// counters (one instance). Several instances share a ratelimit.Redis.
+	Limits, AuthFailures ratelimit.Counter
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -81,8 +89,8 @@ type Server struct {
 	listings BrandListings
 	log      *slog.Logger
 	now      func() time.Time
-	limiter  *ratelimit.Limiter
-	failures *ratelimit.Limiter
+	limiter  ratelimit.Counter
+	failures ratelimit.Counter
 	metrics  *metrics
 	mux      *http.ServeMux
 	routes   []route
@@ -103,8 +111,15 @@ func NewServer(cfg Config, d Deps) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.limiter, s.failures = ratelimit.New(), ratelimit.New()
-	s.limiter.Now, s.failures.Now = s.now, s.now
+	s.limiter, s.failures = d.Limits, d.AuthFailures
+	if s.limiter == nil {
+		l := ratelimit.New()
+		l.Now, s.limiter = s.now, l
+	}
+	if s.failures == nil {
+		l := ratelimit.New()
+		l.Now, s.failures = s.now, l
+	}
 	s.metrics = newMetrics()
 	s.registerRoutes()
 	s.mux.HandleFunc("/", s.notFound)

@@ -37,6 +37,7 @@ type Accounts interface {
 type Orgs interface {
 	CreateOrganization(ctx context.Context, o *periscope.Organization) error
 	Organizations(ctx context.Context, accountID string) ([]periscope.Organization, error)
+	OrganizationsPage(ctx context.Context, accountID string, offset, limit int) ([]periscope.Organization, int, error)
 	Organization(ctx context.Context, accountID, orgID string) (periscope.Organization, error)
 	DeleteOrganization(ctx context.Context, accountID, orgID string) error
 	Assets(ctx context.Context, accountID, orgID string) ([]periscope.Asset, error)

@@ -92,6 +92,10 @@ type Options struct {
 	MinLabelLen int
 	// Keywords are phishing keywords; nil means DefaultKeywords().
 	Keywords []string
+	// Workers bounds the goroutines generating candidates for new brands;
+	// 0 means GOMAXPROCS. A server sets fewer, so adding brands never takes
+	// every core from the requests being served.
+	Workers int
 }
 
 // ErrBrand reports an unusable brand definition.
@@ -244,7 +248,11 @@ func (m *Matcher) prepare(brands []Brand) ([]*brandData, error) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(data))
 	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
+	workers := m.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	for range workers {
 		wg.Go(func() {
 			for i := range next {
 				errs[i] = m.generate(data[i])

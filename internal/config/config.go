@@ -33,6 +33,7 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed (comma-separated CIDRs or addresses).
 	TrustedProxies []netip.Prefix
+	Instances      Instances
 }
 
 // DefaultAuditRetention is how long audit records are kept unless set.
@@ -100,7 +101,7 @@ func (c *Config) RegisterServe(fs *flag.FlagSet, getenv Getenv) error {
 		return err
 	})
 	c.VulnSync.register(fs, getenv)
-	return nil
+	return c.Instances.register(fs, getenv)
 }
 
 // parsePrefixes reads comma-separated CIDRs; a bare address is its /32 or /128.
@@ -142,6 +143,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AuditRetention < 0 {
 		return fmt.Errorf("--audit-retention must be >= 0")
+	}
+	if c.Addr != "" { // serve's settings
+		return c.Instances.validate()
 	}
 	return nil
 }

@@ -45,6 +45,16 @@ type Options struct {
 	Poll time.Duration
 	// Log receives reconcile errors and progress; nil discards.
 	Log *slog.Logger
+	// DeferBackfills leaves backfills to RunBackfills: Reconcile then only
+	// keeps this process's matcher current. Serve sets it so that, with
+	// several instances, each keeps its own matcher while one instance (the
+	// holder of the backfill lease) matches stored data against new
+	// domains.
+	DeferBackfills bool
+	// BrandsPerTurn bounds how many new brands one reconcile adds to the
+	// matcher (their candidates are the costly part); the others stay
+	// queued for the turns that follow at once. 0 means 16.
+	BrandsPerTurn int
 }
 
 // Monitor matches observations against every organization's domains. It is
@@ -58,6 +68,10 @@ type Monitor struct {
 	state atomic.Pointer[state]
 	mu    sync.Mutex // serialises Reconcile
 	nudge chan struct{}
+	// backfillNudge wakes RunBackfills.
+	backfillNudge chan struct{}
+	// queued is how many new brands the last reconcile left for the next.
+	queued atomic.Int64
 }
 
 // assetRef is one domain of one organization.
@@ -106,21 +120,30 @@ func New(st *store.Store, hosts *hoststore.Store, brand *brandstore.Store, opts 
 	if opts.Poll <= 0 {
 		opts.Poll = 30 * time.Second
 	}
+	if opts.BrandsPerTurn <= 0 {
+		opts.BrandsPerTurn = 16
+	}
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Monitor{store: st, hosts: hosts, brand: brand, opts: opts, log: log, nudge: make(chan struct{}, 1)}
+	return &Monitor{store: st, hosts: hosts, brand: brand, opts: opts, log: log, nudge: make(chan struct{}, 1), backfillNudge: make(chan struct{}, 1)}
 }
 
 // Notify asks Run to reconcile now (the API calls it when an organization's
 // domains change). It never blocks.
 func (m *Monitor) Notify() {
-	select {
-	case m.nudge <- struct{}{}:
-	default:
+	for _, c := range []chan struct{}{m.nudge, m.backfillNudge} {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
 	}
 }
+
+// Queued returns how many new domains' brands wait for the next reconcile
+// turn.
+func (m *Monitor) Queued() int { return int(m.queued.Load()) }
 
 // Run reconciles at start, when notified and every Poll, until ctx is done.
 // Errors are logged and retried at the next turn: the monitor keeps running.
@@ -128,11 +151,20 @@ func (m *Monitor) Run(ctx context.Context) error {
 	t := time.NewTicker(m.opts.Poll)
 	defer t.Stop()
 	for {
-		if err := m.Reconcile(ctx); err != nil {
+		if err := m.turn(ctx); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			m.log.Error("brand monitor: reconcile", "err", err)
+		}
+		if m.queued.Load() > 0 {
+			// Brands wait in the queue: next turn at once, after a
+			// look at ctx (the work is in bounded turns so that shutdown
+			// and lease loss are noticed between them).
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -141,6 +173,42 @@ func (m *Monitor) Run(ctx context.Context) error {
 		case <-m.nudge:
 		}
 	}
+}
+
+// RunBackfills matches stored data against organization domains not yet
+// matched, at start, when notified and every Poll, until ctx is done (with
+// Options.DeferBackfills; serve runs it on one instance at a time).
+func (m *Monitor) RunBackfills(ctx context.Context) error {
+	t := time.NewTicker(m.opts.Poll)
+	defer t.Stop()
+	for {
+		if err := m.Backfill(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			m.log.Error("brand monitor: backfill", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		case <-m.backfillNudge:
+		}
+	}
+}
+
+// Backfill reconciles and then backfills the organization domains not yet
+// matched (see Reconcile).
+func (m *Monitor) Backfill(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var rs reconcileStats
+	if _, err := m.reconcileMatcher(ctx, &rs); err != nil {
+		return err
+	}
+	// Domains still queued are backfilled at a later call, once the
+	// matcher has them.
+	return m.backfill(ctx, m.state.Load(), &rs)
 }
 
 // Brands returns the monitored registrable domains, sorted.
@@ -191,10 +259,49 @@ func (m *Monitor) reconcile(ctx context.Context) (reconcileStats, error) {
 // reconcileLocked is reconcile with m.mu held.
 func (m *Monitor) reconcileLocked(ctx context.Context) (reconcileStats, error) {
 	var rs reconcileStats
+	for {
+		next, err := m.reconcileMatcher(ctx, &rs)
+		if err != nil {
+			return rs, err
+		}
+		if m.queued.Load() > 0 {
+			if err := ctx.Err(); err != nil {
+				return rs, err
+			}
+			continue
+		}
+		if m.opts.DeferBackfills {
+			return rs, nil
+		}
+		return rs, m.backfill(ctx, next, &rs)
+	}
+}
+
+// turn is one bounded step of Run: a reconcile adding at most BrandsPerTurn
+// brands, and the backfill once none is queued (unless deferred).
+func (m *Monitor) turn(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var rs reconcileStats
+	next, err := m.reconcileMatcher(ctx, &rs)
+	if err != nil || m.queued.Load() > 0 || m.opts.DeferBackfills {
+		return err
+	}
+	return m.backfill(ctx, next, &rs)
+}
+
+// reconcileMatcher brings the matcher in line with the organizations'
+// domains, adding at most BrandsPerTurn new brands (the rest are queued:
+// left out of this turn's state, as if their domains were not there yet).
+// It stores and returns the new state.
+func (m *Monitor) reconcileMatcher(ctx context.Context, rs *reconcileStats) (*state, error) {
 	assets, err := m.store.AllAssets(ctx, periscope.AssetDomain)
 	if err != nil {
-		return rs, err
+		return nil, err
 	}
+	prev := m.state.Load()
+	admitted := map[string]bool{}
+	queued := 0
 	next := &state{bases: map[string][]assetRef{}, domains: map[string][]assetRef{}, defs: map[string]brand.Brand{},
 		owned: map[string]map[string]bool{}}
 	for _, a := range assets {
@@ -202,6 +309,13 @@ func (m *Monitor) reconcileLocked(ctx context.Context) (reconcileStats, error) {
 		if err != nil {
 			m.log.Warn("brand monitor: skipping a domain without a registrable part", "domain", a.Value, "err", err)
 			continue
+		}
+		if _, known := prev.def(base); !known && !admitted[base] {
+			if len(admitted) >= m.opts.BrandsPerTurn {
+				queued++
+				continue
+			}
+			admitted[base] = true
 		}
 		ref := assetRef{OrgID: a.OrganizationID, AccountID: a.AccountID, Domain: a.Value}
 		next.bases[base] = append(next.bases[base], ref)
@@ -213,7 +327,7 @@ func (m *Monitor) reconcileLocked(ctx context.Context) (reconcileStats, error) {
 		next.defs[base] = brand.Brand{Domain: base}
 	}
 
-	prev := m.state.Load()
+	m.queued.Store(int64(queued))
 	var add []brand.Brand
 	var drop []string
 	if prev == nil {
@@ -245,18 +359,25 @@ func (m *Monitor) reconcileLocked(ctx context.Context) (reconcileStats, error) {
 		// One bad brand must not stop the others: build without it.
 		next.matcher, err = m.buildSkippingBad(prev, drop, add)
 		if err != nil {
-			return rs, err
+			return nil, err
 		}
 	}
 	m.state.Store(next)
 	rs.Added, rs.Removed = len(add), len(drop)
-	if prev != nil && (len(add) > 0 || len(drop) > 0) {
-		m.log.Info("brand monitor: brands changed", "added", len(add), "removed", len(drop), "monitored", len(next.defs))
+	if prev != nil && (len(add) > 0 || len(drop) > 0 || queued > 0) {
+		m.log.Info("brand monitor: brands changed", "added", len(add), "removed", len(drop), "monitored", len(next.defs), "queued", queued)
 	}
-	if err := m.backfill(ctx, next, &rs); err != nil {
-		return rs, err
+	return next, nil
+}
+
+// def returns the definition of a monitored base domain (none for a nil
+// state).
+func (st *state) def(base string) (brand.Brand, bool) {
+	if st == nil {
+		return brand.Brand{}, false
 	}
-	return rs, nil
+	b, ok := st.defs[base]
+	return b, ok
 }
 
 // buildSkippingBad adds brands one at a time, logging and skipping those

@@ -17,7 +17,33 @@ type Account struct {
 	CreditsPeriod        string // "YYYY-MM" of the period CreditsUsed counts in
 	MaxResultsPerRequest int
 	RateLimit            int // requests per minute per key; 0 means the deployment default
+	Quotas               Quotas
 	CreatedAt            time.Time
+}
+
+// Quotas bound what an account may keep that costs background work. A field
+// of 0 means the default of DefaultQuotas.
+type Quotas struct {
+	Organizations int
+	Domains       int // organization domains, over all the account's organizations
+	Ranges        int // organization IP ranges, over all the account's organizations
+}
+
+// DefaultQuotas are the quotas of an account that sets none (README "Quotas").
+var DefaultQuotas = Quotas{Organizations: 100, Domains: 250, Ranges: 250}
+
+// Effective returns q with every unset field taken from DefaultQuotas.
+func (q Quotas) Effective() Quotas {
+	if q.Organizations <= 0 {
+		q.Organizations = DefaultQuotas.Organizations
+	}
+	if q.Domains <= 0 {
+		q.Domains = DefaultQuotas.Domains
+	}
+	if q.Ranges <= 0 {
+		q.Ranges = DefaultQuotas.Ranges
+	}
+	return q
 }
 
 // Period returns the credit period ("YYYY-MM", UTC) that t falls in. Pools

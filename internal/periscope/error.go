@@ -21,6 +21,7 @@ const (
 	EOEMRequired         = "oem_required"
 	ECreditsExhausted    = "credits_exhausted"
 	EOEMCreditsExhausted = "oem_credits_exhausted"
+	EQuotaExceeded       = "quota_exceeded"
 	ENotFound            = "not_found"
 	EMethodNotAllowed    = "method_not_allowed"
 	EConflict            = "conflict"

@@ -12,12 +12,14 @@ import (
 )
 
 const accountColumns = `id, company, plan, enterprise, oem, credits_per_month, credits_used,
-	oem_credits_per_month, oem_credits_used, credits_period, max_results_per_request, rate_limit, created_at`
+	oem_credits_per_month, oem_credits_used, credits_period, max_results_per_request, rate_limit, created_at,
+	max_organizations, max_domains, max_ranges`
 
 func scanAccount(row interface{ Scan(...any) error }, a *periscope.Account) error {
 	var created int64
 	err := row.Scan(&a.ID, &a.Company, &a.Plan, &a.Enterprise, &a.OEM, &a.CreditsPerMonth, &a.CreditsUsed,
-		&a.OEMCreditsPerMonth, &a.OEMCreditsUsed, &a.CreditsPeriod, &a.MaxResultsPerRequest, &a.RateLimit, &created)
+		&a.OEMCreditsPerMonth, &a.OEMCreditsUsed, &a.CreditsPeriod, &a.MaxResultsPerRequest, &a.RateLimit, &created,
+		&a.Quotas.Organizations, &a.Quotas.Domains, &a.Quotas.Ranges)
 	a.CreatedAt = time.Unix(created, 0).UTC()
 	return err
 }
@@ -42,9 +44,10 @@ func (s *Store) CreateAccount(ctx context.Context, a *periscope.Account, u *peri
 		a.CreditsPeriod = periscope.Period(now)
 	}
 	err := s.Tx(ctx, func(tx *Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO accounts (`+accountColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.Exec(ctx, `INSERT INTO accounts (`+accountColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.ID, a.Company, a.Plan, a.Enterprise, a.OEM, a.CreditsPerMonth, a.CreditsUsed,
-			a.OEMCreditsPerMonth, a.OEMCreditsUsed, a.CreditsPeriod, a.MaxResultsPerRequest, a.RateLimit, now.Unix())
+			a.OEMCreditsPerMonth, a.OEMCreditsUsed, a.CreditsPeriod, a.MaxResultsPerRequest, a.RateLimit, now.Unix(),
+			a.Quotas.Organizations, a.Quotas.Domains, a.Quotas.Ranges)
 		if err != nil {
 			return fmt.Errorf("insert account: %w", err)
 		}
@@ -108,8 +111,10 @@ func (s *Store) Accounts(ctx context.Context) ([]periscope.Account, error) {
 // UpdateAccount writes the settings of a (not its usage counters).
 func (s *Store) UpdateAccount(ctx context.Context, a periscope.Account) error {
 	res, err := s.exec(ctx, `UPDATE accounts SET company = ?, plan = ?, enterprise = ?, oem = ?, credits_per_month = ?,
-		oem_credits_per_month = ?, max_results_per_request = ?, rate_limit = ? WHERE id = ?`,
-		a.Company, a.Plan, a.Enterprise, a.OEM, a.CreditsPerMonth, a.OEMCreditsPerMonth, a.MaxResultsPerRequest, a.RateLimit, a.ID)
+		oem_credits_per_month = ?, max_results_per_request = ?, rate_limit = ?,
+		max_organizations = ?, max_domains = ?, max_ranges = ? WHERE id = ?`,
+		a.Company, a.Plan, a.Enterprise, a.OEM, a.CreditsPerMonth, a.OEMCreditsPerMonth, a.MaxResultsPerRequest, a.RateLimit,
+		a.Quotas.Organizations, a.Quotas.Domains, a.Quotas.Ranges, a.ID)
 	s.auth.invalidate(a.ID)
 	if isUniqueViolation(err) {
 		return &periscope.Error{Code: periscope.EConflict, Message: "Another account has this company name.", Err: err}

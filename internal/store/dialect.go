@@ -40,6 +40,9 @@ type Dialect interface {
 	// statistics and visibility map of tables after a bulk load
 	// (PostgreSQL; "" on SQLite, which needs neither).
 	VacuumAnalyze(tables ...string) string
+	// SingleProcess reports whether only one process serves the database
+	// (SQLite), so background work needs no lease between instances.
+	SingleProcess() bool
 
 	name() string
 	driver() string
@@ -105,6 +108,7 @@ func (d sqliteDialect) Rebind(q string) string                    { return d.reb
 func (sqliteDialect) TakeTurns(context.Context, *Tx, int64) error { return nil }
 func (sqliteDialect) InsertIgnoring(rest, _ string) string        { return "INSERT OR IGNORE INTO " + rest }
 func (sqliteDialect) VacuumAnalyze(...string) string              { return "" }
+func (sqliteDialect) SingleProcess() bool                         { return true }
 func (sqliteDialect) checkpoints() bool                           { return true }
 
 func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } // BEGIN IMMEDIATE already serialises
@@ -163,6 +167,7 @@ func (postgres) rebind(q string) string {
 
 func (d postgres) Name() string           { return d.name() }
 func (d postgres) Rebind(q string) string { return d.rebind(q) }
+func (postgres) SingleProcess() bool      { return false }
 func (postgres) checkpoints() bool        { return false }
 
 func (postgres) TakeTurns(ctx context.Context, tx *Tx, key int64) error {

@@ -29,6 +29,9 @@ func (s *Store) CreateOrganization(ctx context.Context, o *periscope.Organizatio
 	now := s.Now().UTC().Truncate(time.Second)
 	o.CreatedAt = now
 	return s.Tx(ctx, func(tx *Tx) error {
+		if err := checkOrganizationQuota(ctx, tx, o.AccountID); err != nil {
+			return err
+		}
 		var n int
 		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM organizations WHERE account_id = ?`, o.AccountID).Scan(&n); err != nil {
 			return fmt.Errorf("count organizations: %w", err)
@@ -127,6 +130,9 @@ func (s *Store) AddAsset(ctx context.Context, a periscope.Asset) (created bool, 
 	}
 	now := s.Now().UTC().Truncate(time.Second)
 	err = s.Tx(ctx, func(tx *Tx) error {
+		if err := checkAssetQuota(ctx, tx, a); err != nil {
+			return err
+		}
 		var owner string
 		err := tx.QueryRow(ctx, `SELECT account_id FROM asset_claims WHERE kind = ? AND value = ?`, a.Kind, a.Value).Scan(&owner)
 		switch {

@@ -89,10 +89,25 @@ func (s *Syncer) log() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// Run syncs at once and then every Interval until ctx ends.
+// Run syncs every Interval until ctx ends: at once when a source is due
+// (or was never tried), else when the first one is.
 func (s *Syncer) Run(ctx context.Context) error {
 	if s.Interval <= 0 {
 		return errors.New("vulnerability sync: interval must be > 0")
+	}
+	wait, err := s.untilDue(ctx)
+	if err != nil {
+		s.log().Warn("vulnerability sync: cannot read the schedule; syncing now", "err", err)
+	}
+	if wait > 0 {
+		s.log().Info("vulnerability sync: next run when due", "in", wait.Round(time.Second).String())
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
 	for {
 		if err := s.RunOnce(ctx); err != nil && ctx.Err() == nil {

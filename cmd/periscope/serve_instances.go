@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/periscope-oss/periscope/internal/lease"
+	"github.com/periscope-oss/periscope/internal/ratelimit"
+)
+
+// Redis key prefixes of the shared rate-limit counts.
+const (
+	redisLimitsPrefix       = "periscope:limit:"
+	redisAuthFailuresPrefix = "periscope:authfail:"
+)
+
+// setupInstances prepares serve to run beside other instances on one
+// database: rate-limit counts in the configured store (Redis shares them)
+// and leases that run each background job on one instance at a time.
+func setupInstances(ctx context.Context, svc *services) error {
+	svc.leases = lease.New(svc.store, lease.Options{TTL: svc.cfg.Instances.LeaseTTL, Log: svc.log})
+	if svc.cfg.Instances.RateLimitStore == "memory" {
+		return nil
+	}
+	r, err := ratelimit.NewRedis(ctx, svc.cfg.Instances.RateLimitStore, redisLimitsPrefix)
+	if err != nil {
+		return fmt.Errorf("--rate-limit-store: %w", err)
+	}
+	r.Log = svc.log
+	svc.deps.Limits, svc.deps.AuthFailures = r, r.WithPrefix(redisAuthFailuresPrefix)
+	svc.closers = append(svc.closers, r.Close)
+	return nil
+}
+
+// runWorker runs w until ctx is done: on every instance when the worker
+// keeps per-process state, else only while this instance holds the
+// worker's lease.
+func (svc *services) runWorker(ctx context.Context, w worker) error {
+	if w.everyInstance {
+		return w.run(ctx)
+	}
+	return svc.leases.Run(ctx, "worker:"+w.name, w.run)
+}

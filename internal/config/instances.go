@@ -1,0 +1,66 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Instances holds the settings of running several instances on one
+// database, and of the per-account work limits that protect them.
+type Instances struct {
+	// RateLimitStore is where the per-key, per-account and failed-
+	// authentication counts live: "memory" (this process) or a redis:// or
+	// rediss:// URL shared by every instance.
+	RateLimitStore string
+	// LeaseTTL is how long a background job's lease lasts without renewal
+	// (PostgreSQL; a dead instance's jobs move within LeaseTTL*4/3).
+	LeaseTTL time.Duration
+	// AssetChangeLimit is how many organization and asset changes an
+	// account may make per minute; 0 turns the limit off.
+	AssetChangeLimit int
+	// BrandWorkers bounds the goroutines computing new brands' candidates.
+	BrandWorkers int
+}
+
+func (c *Instances) register(fs *flag.FlagSet, getenv Getenv) error {
+	store := getenv("PERISCOPE_RATE_LIMIT_STORE")
+	if store == "" {
+		store = "memory"
+	}
+	ttl, err := envDuration(getenv, "PERISCOPE_LEASE_TTL", 30*time.Second)
+	if err != nil {
+		return err
+	}
+	acl, err := envInt(getenv, "PERISCOPE_ASSET_CHANGE_LIMIT", 30)
+	if err != nil {
+		return err
+	}
+	bw, err := envInt(getenv, "PERISCOPE_BRAND_WORKERS", max(1, runtime.GOMAXPROCS(0)/2))
+	if err != nil {
+		return err
+	}
+	fs.StringVar(&c.RateLimitStore, "rate-limit-store", store, "where rate-limit counts live: memory (this process) or redis://host:6379/0 shared by every instance (env PERISCOPE_RATE_LIMIT_STORE)")
+	fs.DurationVar(&c.LeaseTTL, "lease-ttl", ttl, "lease time of background jobs on PostgreSQL: a dead instance's jobs move to another within 4/3 of it (env PERISCOPE_LEASE_TTL)")
+	fs.IntVar(&c.AssetChangeLimit, "asset-change-limit", acl, "organization and asset changes per minute per account; 0 turns it off (env PERISCOPE_ASSET_CHANGE_LIMIT)")
+	fs.IntVar(&c.BrandWorkers, "brand-workers", bw, "goroutines computing the candidates of newly monitored domains (env PERISCOPE_BRAND_WORKERS)")
+	return nil
+}
+
+func (c *Instances) validate() error {
+	if c.RateLimitStore != "memory" && !strings.HasPrefix(c.RateLimitStore, "redis://") && !strings.HasPrefix(c.RateLimitStore, "rediss://") {
+		return fmt.Errorf("--rate-limit-store must be memory or a redis:// or rediss:// URL (got %q)", c.RateLimitStore)
+	}
+	if c.LeaseTTL < 300*time.Millisecond {
+		return fmt.Errorf("--lease-ttl must be at least 300ms (got %s)", c.LeaseTTL)
+	}
+	if c.AssetChangeLimit < 0 {
+		return fmt.Errorf("--asset-change-limit must be >= 0")
+	}
+	if c.BrandWorkers < 1 {
+		return fmt.Errorf("--brand-workers must be >= 1")
+	}
+	return nil
+}
