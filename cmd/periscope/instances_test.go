@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -134,7 +135,7 @@ func TestSeveralInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
+	if _, err := st.Migrate(ctx, schema.Sets()...); err != nil {
 		t.Fatal(err)
 	}
 	a := periscope.Account{Company: "Shared Co", Enterprise: true, CreditsPerMonth: 1000, MaxResultsPerRequest: 100}

@@ -11,6 +11,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/api/apitest"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -26,7 +27,7 @@ func TestDatabaseDownIs503ThenRecovers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer direct.Close()
-			if _, err := direct.Migrate(context.Background()); err != nil {
+			if _, err := direct.Migrate(context.Background(), schema.Sets()...); err != nil {
 				t.Fatal(err)
 			}
 			var down, up func()

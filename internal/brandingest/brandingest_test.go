@@ -16,6 +16,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -43,7 +44,7 @@ func pemBlocks(t *testing.T, path string) [][]byte {
 func monitoredStore(t *testing.T, engine string, domains ...string) (*store.Store, periscope.Account) {
 	t.Helper()
 	ctx := context.Background()
-	st := storetest.Open(t, engine)
+	st := storetest.Open(t, engine, schema.Sets()...)
 	a := periscope.Account{Company: "Brand Co", Enterprise: true}
 	if err := st.CreateAccount(ctx, &a, &periscope.User{Email: "b@brand.test"}); err != nil {
 		t.Fatal(err)
