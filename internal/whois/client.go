@@ -40,8 +40,17 @@ type Answer struct {
 	ReferralFail error // a referral that could not be followed; Raw is the registry's
 }
 
-// ErrLimited is returned when a server answers with a rate-limit text.
+// ErrLimited is returned (as a *LimitedError) when a server answers with a
+// rate-limit text.
 var ErrLimited = errors.New("whois: server rate limit")
+
+// LimitedError names the server that refused.
+type LimitedError struct{ Server string }
+
+func (e *LimitedError) Error() string { return "whois: server rate limit: " + e.Server }
+
+// Is makes errors.Is(err, ErrLimited) true.
+func (e *LimitedError) Is(target error) bool { return target == ErrLimited }
 
 // Lookup asks the server for domain's TLD, follows at most one referral
 // (Registrar WHOIS Server:, refer:, whois:) and returns the answer.
@@ -71,7 +80,7 @@ func (c *Client) Lookup(ctx context.Context, domain, tld string) (Answer, error)
 		return Answer{}, err
 	}
 	if Limited(raw) {
-		return Answer{}, fmt.Errorf("%w: %s", ErrLimited, server)
+		return Answer{}, &LimitedError{Server: server}
 	}
 	ans := Answer{Server: server, Raw: raw, Truncated: trunc}
 	next := Referral(raw)
@@ -82,7 +91,7 @@ func (c *Client) Lookup(ctx context.Context, domain, tld string) (Answer, error)
 	if err != nil || Limited(raw2) || strings.TrimSpace(raw2) == "" {
 		// The registry's answer still stands; the registrar is optional.
 		if err == nil {
-			err = fmt.Errorf("%w: %s", ErrLimited, next)
+			err = &LimitedError{Server: next}
 		}
 		ans.ReferralFail = err
 		return ans, nil
