@@ -25,6 +25,7 @@ type Config struct {
 	SyncInterval time.Duration // 0 = no scheduled sync
 	NVDAPIKey    string
 	VulnSync     VulnSync // upstream feeds of the scheduled vulnerability sync
+	Outbound     Outbound // connections made on a user's behalf (outbound.go)
 }
 
 // Getenv looks up an environment variable (os.Getenv, or a map in tests).
