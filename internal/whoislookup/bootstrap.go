@@ -60,10 +60,11 @@ func (s *Service) RefreshBootstrap(ctx context.Context) error {
 }
 
 // RunBootstrapRefresh refreshes the registries once a day until ctx ends,
-// the first time when the stored copy is older than a day. The caller owns
-// the goroutine running it.
+// the first time when the stored copy is older than a day (at the earliest a
+// minute after start, so a short-lived process never reaches out). The
+// caller owns the goroutine running it.
 func (s *Service) RunBootstrapRefresh(ctx context.Context, log *slog.Logger) {
-	next := time.Duration(0)
+	next := time.Minute
 	if stored, err := s.Store.Bootstraps(ctx); err == nil && len(stored) == len(rdap.Kinds) {
 		oldest := stored[0].FetchedAt
 		for _, b := range stored {
@@ -71,7 +72,7 @@ func (s *Service) RunBootstrapRefresh(ctx context.Context, log *slog.Logger) {
 				oldest = b.FetchedAt
 			}
 		}
-		next = max(0, 24*time.Hour-s.Now().Sub(oldest))
+		next = max(time.Minute, 24*time.Hour-s.Now().Sub(oldest))
 	}
 	for {
 		t := time.NewTimer(next)

@@ -66,6 +66,9 @@ func New(c Config) *Service {
 	if s.Now == nil {
 		s.Now = time.Now
 	}
+	if s.Limiter == nil {
+		s.Limiter = NewLimiter(30, 5, 10*time.Second, time.Now)
+	}
 	b := rdap.Bundled()
 	if c.DNSBootstrap != nil {
 		b.DNS = c.DNSBootstrap

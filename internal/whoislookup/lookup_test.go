@@ -253,3 +253,33 @@ func TestNormalize(t *testing.T) {
 		}
 	}
 }
+
+func TestIngest(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			st := whoisstore.New(storetest.Open(t, engine, whoisstore.Migrations()))
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			rdapJSON, _ := os.ReadFile("testdata/whoisit_rdap.verisign.com_domain_GOOGLE.COM.json")
+			it, _ := os.ReadFile("testdata/it_google.it.txt")
+			for _, tc := range []struct {
+				data []byte
+				want string
+			}{{rdapJSON, "google.com"}, {it, "google.it"}, {[]byte("Domain Name: GOOGLE.COM\nRegistrar: MarkMonitor Inc.\n"), "google.com"}} {
+				got, err := Ingest(ctx, st, tc.data, "test", now, time.Hour)
+				if err != nil || got != tc.want {
+					t.Fatalf("Ingest = %q, %v; want %q", got, err, tc.want)
+				}
+			}
+			rec, err := st.Get(ctx, "google.com")
+			if err != nil || rec.RDAPJSON == "" || rec.WhoisRaw == "" || rec.Source != "ingest" || !rec.CacheExpires.Equal(now.Add(time.Hour)) {
+				t.Fatalf("merged record %+v %v", rec, err)
+			}
+			for _, bad := range [][]byte{[]byte("no domain here"), []byte(`{"objectClassName":"domain","ldhName":"co.uk"}`), []byte("Domain Name: a\x00.com"), {0xff, 0xfe}, []byte("{broken")} {
+				if _, err := Ingest(ctx, st, bad, "bad", now, time.Hour); err == nil {
+					t.Errorf("Ingest(%q) accepted", bad)
+				}
+			}
+		})
+	}
+}
