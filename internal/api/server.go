@@ -57,6 +57,8 @@ type Deps struct {
 	// typosquatting searches; nil means one without a worker (searches
 	// are then computed on demand).
 	Brand *monitor.Monitor
+	// Whois is the WHOIS/RDAP lookup behind /oem/whois/*; nil answers 503.
+	Whois WhoisService
 	// AssetsChanged, when set, is called after an organization's domains
 	// or IP ranges change or an organization is deleted (the brand
 	// monitor reconciles at once instead of at its next poll).
@@ -79,12 +81,13 @@ type Server struct {
 	draining atomic.Bool
 	brand    *monitor.Monitor
 	changed  func()
+	whois    WhoisService
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, store: d.Store, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged}
+		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois}
 	if s.brand == nil {
 		s.brand = monitor.New(d.Store, monitor.Options{})
 	}

@@ -23,6 +23,8 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/whoislookup"
+	"github.com/periscope-oss/periscope/internal/whoisstore"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
@@ -76,11 +78,14 @@ type Options struct {
 // at 2026-11-22 12:00 UTC and a client that validates every response.
 func New(t testing.TB, engine string, opts ...Options) *Env {
 	t.Helper()
-	s := storetest.Open(t, engine)
+	s := storetest.Open(t, engine, whoisstore.Migrations())
 	clock := &Clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	s.Now = clock.Now
 	cfg := api.DefaultConfig()
-	d := api.Deps{Store: s, Now: clock.Now}
+	// The WHOIS lookup answers from its store only (no upstream clients):
+	// tests that reach upstream replace it with fake registries.
+	d := api.Deps{Store: s, Now: clock.Now,
+		Whois: whoislookup.New(whoislookup.Config{Store: whoisstore.New(s), Now: clock.Now})}
 	for _, o := range opts {
 		if o.Config != nil {
 			cfg = *o.Config
