@@ -140,6 +140,10 @@ func loadCapabilityDemos(ctx context.Context, svc *services, accounts demoAccoun
 	if err := loadBrandDemo(ctx, svc, accounts); err != nil {
 		return err
 	}
+	// <demo:whois>
+	if err := loadWhoisDemo(ctx, svc); err != nil {
+		return err
+	}
 	return nil
 }
 

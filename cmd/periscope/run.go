@@ -27,6 +27,7 @@ Usage:
   periscope bench <name> [flags]
   periscope export hosts [--domain example.com] [--out file]
   periscope permute <domain> [--dictionary FILE] [--tld FILE]
+  periscope whois [--json] [--no-cache] DOMAIN
   periscope version
 
 Run "periscope <command> -h" for the flags of a command.
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdExport(ctx, e, rest)
 	case "permute":
 		return cmdPermute(ctx, e, rest)
+	case "whois":
+		return cmdWhois(ctx, e, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "periscope", version)
 		return nil
@@ -111,7 +114,7 @@ func openStore(ctx context.Context, cfg *config.Config, opts ...store.Option) (*
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Migrate(ctx); err != nil {
+	if _, err := s.Migrate(ctx, migrationSets()...); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("migrate %s: %w", redactDSN(cfg.Database), err)
 	}
@@ -148,7 +151,7 @@ func cmdMigrate(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	applied, err := s.Migrate(ctx)
+	applied, err := s.Migrate(ctx, migrationSets()...)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/whoislookup"
 )
 
 // worker is a background job owned by serve: it runs until ctx is done.
@@ -33,6 +34,7 @@ type services struct {
 	hosts   *hostingest.Ingester // the host ingest path, with its enricher
 	closers []func() error       // run when serve returns
 	brand   *brandConfig
+	whois   *whoislookup.Service
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -40,6 +42,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "serve")
 	cfg.Register(fs, e.getenv)
 	if err := cfg.RegisterServe(fs, e.getenv); err != nil {
+		return err
+	}
+	if err := cfg.RegisterOutbound(fs, e.getenv); err != nil {
 		return err
 	}
 	brandCfg, err := registerBrandFlags(fs, e.getenv)
@@ -52,6 +57,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("serve: unexpected argument %q", pos[0])
 	}
 	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := cfg.ValidateOutbound(); err != nil {
 		return err
 	}
 	log := newLogger(e.stderr, cfg.LogLevel)
@@ -144,6 +152,10 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 	}
 	// <setup:brand>
 	if err := setupBrand(svc); err != nil {
+		return err
+	}
+	// <setup:whois>
+	if err := setupWhois(ctx, svc); err != nil {
 		return err
 	}
 	return nil
