@@ -23,9 +23,9 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
 	"github.com/periscope-oss/periscope/internal/whoislookup"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
-	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
 // Clock is a settable clock shared by the server and the store.
