@@ -35,6 +35,8 @@ type Limiter struct {
 }
 
 type bucket struct {
+	turn         sync.Mutex // callers for one host take turns, so tokens are taken in real time
+	waiting      int        // callers queued on turn (under Limiter.mu)
 	tokens       float64
 	last         time.Time
 	blockedUntil time.Time
@@ -69,9 +71,11 @@ func hostOf(s string) string {
 	return strings.ToLower(s)
 }
 
-// Wait takes a token for host, sleeping for it when the bucket is empty.
-// The token is reserved before sleeping, so concurrent callers queue and the
-// rate holds exactly.
+// Wait takes a token for host, sleeping until one is there. Callers for one
+// host queue and a token is only taken at the moment it exists, so in any
+// real window of W seconds a host gets at most burst + rate*W requests, even
+// when sleeps overrun. A caller whose turn would come later than maxWait is
+// refused at once with a ThrottledError.
 func (l *Limiter) Wait(ctx context.Context, host string) error {
 	host = hostOf(host)
 	l.mu.Lock()
@@ -85,22 +89,39 @@ func (l *Limiter) Wait(ctx context.Context, host string) error {
 		l.mu.Unlock()
 		return &ThrottledError{Host: host, RetryAfter: b.blockedUntil.Sub(now)}
 	}
-	b.tokens = min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
-	b.last = now
-	wait := time.Duration(0)
-	if b.tokens < 1 {
-		wait = time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
-		if wait > l.maxWait {
+	tokens := min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
+	if ahead := float64(b.waiting) + 1 - tokens; ahead > 0 {
+		if wait := time.Duration(ahead / l.rate * float64(time.Second)); wait > l.maxWait {
 			l.mu.Unlock()
 			return &ThrottledError{Host: host, RetryAfter: wait}
 		}
 	}
-	b.tokens--
+	b.waiting++
 	l.mu.Unlock()
-	if wait > 0 {
-		return l.sleep(ctx, wait)
+
+	b.turn.Lock()
+	defer b.turn.Unlock()
+	l.mu.Lock()
+	defer func() { b.waiting--; l.mu.Unlock() }()
+	for {
+		now := l.now()
+		if now.Before(b.blockedUntil) {
+			return &ThrottledError{Host: host, RetryAfter: b.blockedUntil.Sub(now)}
+		}
+		b.tokens = min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
+		b.last = now
+		if b.tokens >= 1 {
+			b.tokens--
+			return nil
+		}
+		wait := time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+		l.mu.Unlock()
+		err := l.sleep(ctx, wait)
+		l.mu.Lock()
+		if err != nil {
+			return err
+		}
 	}
-	return nil
 }
 
 // Backoff blocks host for retryAfter, or (when zero) for twice the last

@@ -194,7 +194,7 @@ func TestLimiter(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
 	l := NewLimiter(60, 2, 5*time.Second, c.Now) // one a second, bursts of 2
 	var slept []time.Duration
-	l.sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+	l.sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); c.Add(d); return nil }
 	ctx := context.Background()
 	for range 3 {
 		if err := l.Wait(ctx, "whois.example:43"); err != nil {
@@ -204,14 +204,13 @@ func TestLimiter(t *testing.T) {
 	if len(slept) != 1 || slept[0] != time.Second {
 		t.Fatalf("slept %v, want one 1s wait after the burst", slept)
 	}
-	// Seven more would need over 5 s of waiting: refused with a retry time.
+	// A caller whose turn is over 5 s away is refused with a retry time.
 	var th *ThrottledError
-	for range 6 {
-		l.Wait(ctx, "whois.example")
-	}
-	if err := l.Wait(ctx, "whois.example"); !errors.As(err, &th) {
+	l.hosts["whois.example"].waiting = 6
+	if err := l.Wait(ctx, "whois.example"); !errors.As(err, &th) || th.RetryAfter != 7*time.Second {
 		t.Fatalf("over max wait: %v", err)
 	}
+	l.hosts["whois.example"].waiting = 0
 	// Another host has its own bucket.
 	if err := l.Wait(ctx, "rdap.example"); err != nil {
 		t.Fatal(err)
