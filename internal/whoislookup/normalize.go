@@ -6,6 +6,8 @@ package whoislookup
 import (
 	"net/netip"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"golang.org/x/net/idna"
@@ -40,6 +42,10 @@ func Normalize(input string) (domain, tld string, err error) {
 	}
 	if len(s) > 1024 {
 		return "", "", bad("longer than 253 characters")
+	}
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		// IDNA would map invalid bytes to U+FFFD and encode that.
+		return "", "", bad("must be UTF-8 text without control characters")
 	}
 	if strings.ContainsAny(s, " \t\r\n/\\:?#@") {
 		return "", "", bad("%q must be a bare domain name: no spaces, scheme, port, path or user", periscope.Clip(s, 64))
