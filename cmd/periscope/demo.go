@@ -140,6 +140,10 @@ func loadCapabilityDemos(ctx context.Context, svc *services, accounts demoAccoun
 	if err := loadBrandDemo(ctx, svc, accounts); err != nil {
 		return err
 	}
+	// <demo:whois>
+	if err := loadWhoisDemo(ctx, svc); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -167,6 +171,9 @@ func demoCurls(base, free, ent, oem string) []string {
 		c(ent, base+"/api/v1/enterprise/certificates"),
 		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"github.com\"}' "+base+"/api/v1/oem/potential-phishing/search"),
 		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"paypal.com\"}' "+base+"/api/v1/oem/typosquatting/search"),
+		// <curl:whois>
+		c(oem, "-H 'Content-Type: application/json' -d '{\"domain\":\"google.com\"}' "+base+"/api/v1/oem/whois/lookup"),
+		c(oem, "-H 'Content-Type: application/json' -d '{\"registrar\":\"markmonitor\"}' "+base+"/api/v1/oem/whois/search"),
 	}
 	out = append(out, hostsCurls(base, free, oem)...)
 	return out

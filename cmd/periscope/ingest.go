@@ -26,6 +26,8 @@ func ingesters() map[string]ingester {
 	addHostIngesters(m)
 	// <ingest:brand>
 	addBrandIngesters(m)
+	// <ingest:whois>
+	addWhoisIngesters(m)
 	return m
 }
 

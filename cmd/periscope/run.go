@@ -27,6 +27,7 @@ Usage:
   periscope ingest <kind> <file|dir|URL>...
   periscope export hosts [--domain example.com] [--out file]
   periscope permute <domain> [--dictionary FILE] [--tld FILE]
+  periscope whois [--json] [--no-cache] DOMAIN
   periscope version
 
 Run "periscope <command> -h" for the flags of a command.
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdExport(ctx, e, rest)
 	case "permute":
 		return cmdPermute(ctx, e, rest)
+	case "whois":
+		return cmdWhois(ctx, e, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "periscope", version)
 		return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/lease"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/whoislookup"
 	"github.com/periscope-oss/periscope/internal/wire"
 )
 
@@ -43,6 +44,7 @@ type services struct {
 	brand   *brandConfig
 	monitor *monitor.Monitor // the running brand monitor (setupBrand)
 	leases  *lease.Manager   // runs each shared worker on one instance
+	whois   *whoislookup.Service
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -50,6 +52,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "serve")
 	cfg.Register(fs, e.getenv)
 	if err := cfg.RegisterServe(fs, e.getenv); err != nil {
+		return err
+	}
+	if err := cfg.RegisterOutbound(fs, e.getenv); err != nil {
 		return err
 	}
 	brandCfg, err := registerBrandFlags(fs, e.getenv)
@@ -62,6 +67,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("serve: unexpected argument %q", pos[0])
 	}
 	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := cfg.ValidateOutbound(); err != nil {
 		return err
 	}
 	log := newLogger(e.stderr, cfg.LogLevel)
@@ -162,6 +170,10 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 	}
 	// <setup:brand>
 	if err := setupBrand(svc); err != nil {
+		return err
+	}
+	// <setup:whois>
+	if err := setupWhois(ctx, svc); err != nil {
 		return err
 	}
 	return nil

@@ -20,13 +20,14 @@ import (
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // brandEnv runs the API with a brand monitor that reconciles synchronously
 // when organizations' domains change, so tests see the effect at once.
 func brandEnv(t *testing.T, fn func(t *testing.T, e *apitest.Env, m *monitor.Monitor)) {
 	var m *monitor.Monitor
-	eachWith(t, apitest.Options{Deps: func(d *api.Deps) {
+	eachWith(t, apitest.Options{Deps: func(d *api.Deps, s *store.Store) {
 		m = d.Brand.(*monitor.Monitor) // apitest's, on the test's database
 		d.AssetsChanged = func() {
 			if err := m.Reconcile(context.Background()); err != nil {

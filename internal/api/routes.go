@@ -54,4 +54,7 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/enterprise/certificates", enterprise, s.handleCertificates)
 	s.handle("POST /api/v1/oem/potential-phishing/search", oemCharged, s.handlePhishingSearch)
 	s.handle("POST /api/v1/oem/typosquatting/search", oemCharged, s.handleTyposquattingSearch)
+	// <routes:whois>
+	s.handle("POST /api/v1/oem/whois/lookup", oemCharged, s.handleWhoisLookup)
+	s.handle("POST /api/v1/oem/whois/search", oemCharged, s.handleWhoisSearch)
 }

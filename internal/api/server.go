@@ -69,6 +69,8 @@ type Deps struct {
 	// Brand is the running brand-protection monitor behind the OEM
 	// phishing and typosquatting searches (required).
 	Brand BrandMonitor
+	// Whois is the WHOIS/RDAP lookup behind /oem/whois/*; nil answers 503.
+	Whois WhoisService
 	// AssetsChanged, when set, is called after an organization's domains
 	// or IP ranges change or an organization is deleted (the brand
 	// monitor reconciles at once instead of at its next poll).
@@ -99,12 +101,13 @@ type Server struct {
 	draining atomic.Bool
 	brand    BrandMonitor
 	changed  func()
+	whois    WhoisService
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged}
+		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois}
 	if s.now == nil {
 		s.now = time.Now
 	}

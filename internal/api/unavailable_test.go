@@ -64,7 +64,7 @@ func TestDatabaseDownIs503ThenRecovers(t *testing.T) {
 				}
 				up = func() { tx.Commit() }
 			}
-			e := apitest.New(t, engine, apitest.Options{Store: st, Deps: func(d *api.Deps) { d.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil)) }})
+			e := apitest.New(t, engine, apitest.Options{Store: st, Deps: func(d *api.Deps, s *store.Store) { d.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil)) }})
 			_, key := e.Account(periscope.Account{Company: "Down", CreditsPerMonth: 100})
 			const route = "/api/v1/vulnerability-intelligence/feed"
 			if r := e.Do("GET", route, key, nil); r.Status != 200 {

@@ -34,6 +34,7 @@ type Config struct {
 	// believed (comma-separated CIDRs or addresses).
 	TrustedProxies []netip.Prefix
 	Instances      Instances
+	Outbound       Outbound // connections made on a user's behalf (outbound.go)
 }
 
 // DefaultAuditRetention is how long audit records are kept unless set.

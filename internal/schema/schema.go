@@ -9,6 +9,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
+	"github.com/periscope-oss/periscope/internal/whoisstore"
 )
 
 // Sets returns the migration sets of every capability besides the core
@@ -19,5 +20,6 @@ func Sets() []store.MigrationSet {
 		vulnstore.Migrations(),  // 0002
 		hoststore.Migrations(),  // 0003, 0005, 0006, 0007
 		brandstore.Migrations(), // 0004
+		whoisstore.Migrations(), // 0010
 	}
 }

@@ -29,6 +29,8 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
+	"github.com/periscope-oss/periscope/internal/whoislookup"
+	"github.com/periscope-oss/periscope/internal/whoisstore"
 )
 
 // Clock is a settable clock shared by the server and the store.
@@ -78,9 +80,9 @@ type Env struct {
 // Options adjust a test environment.
 type Options struct {
 	Config *api.Config
-	// Deps, when set, receives the Store and Clock and may add capability
+	// Deps, when set, receives the dependencies and the database and may add capability
 	// collaborators before the server is built.
-	Deps func(d *api.Deps)
+	Deps func(d *api.Deps, s *store.Store)
 	// Store, when set, is the database to serve instead of a fresh one
 	// (migrated by the caller; the test's clock is set on it).
 	Store *store.Store
@@ -104,13 +106,14 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 	hs, vs, bs := hoststore.New(s), vulnstore.New(s), brandstore.New(s)
 	mon := monitor.New(s, hs, bs, monitor.Options{})
 	cfg := api.DefaultConfig()
-	d := api.Deps{Accounts: s, Orgs: s, Hosts: hs, Vulns: vs, Listings: bs, Brand: mon, Now: clock.Now}
+	d := api.Deps{Accounts: s, Orgs: s, Hosts: hs, Vulns: vs, Listings: bs, Brand: mon, Now: clock.Now,
+		Whois: whoislookup.New(whoislookup.Config{Store: whoisstore.New(s), Now: clock.Now})}
 	for _, o := range opts {
 		if o.Config != nil {
 			cfg = *o.Config
 		}
 		if o.Deps != nil {
-			o.Deps(&d)
+			o.Deps(&d, s)
 		}
 	}
 	srv := api.NewServer(cfg, d)
