@@ -1,5 +1,7 @@
 package api
 
+import "github.com/periscope-oss/periscope/internal/alertstore"
+
 // registerRoutes is the whole API map. Policies (route.go) decide
 // authentication, entitlement, credits and rate-limit family.
 func (s *Server) registerRoutes() {
@@ -54,4 +56,16 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/enterprise/certificates", enterprise, s.handleCertificates)
 	s.handle("POST /api/v1/oem/potential-phishing/search", oemCharged, s.brandSearch(kindPhishing, "potential_phishing_domains"))
 	s.handle("POST /api/v1/oem/typosquatting/search", oemCharged, s.brandSearch(kindTypo, "typosquatting_domains"))
+	// <routes:alerts>
+	s.handle("POST /api/v1/oem/alerts/search", oemCharged, s.handleAlertSearch)
+	s.handle("GET /api/v1/enterprise/alerts", enterprise, s.handleListAlerts)
+	s.handle("POST /api/v1/enterprise/alerts/{id}/acknowledge", enterprise, s.setAlertState(alertstore.StateAcknowledged))
+	s.handle("POST /api/v1/enterprise/alerts/{id}/resolve", enterprise, s.setAlertState(alertstore.StateResolved))
+	s.handle("POST /api/v1/enterprise/alerts/{id}/suppress", enterprise, s.setAlertState(alertstore.StateSuppressed))
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks", enterprise, s.handleCreateWebhook)
+	s.handle("GET /api/v1/enterprise/organizations/{org_id}/webhooks", enterprise, s.handleListWebhooks)
+	s.handle("PATCH /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}", enterprise, s.handleUpdateWebhook)
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}", enterprise, s.handleDeleteWebhook)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}/test", enterprise, s.handleTestWebhook)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}/rotate-secret", enterprise, s.handleRotateWebhookSecret)
 }

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/alerts"
+	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/asset"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/ratelimit"
@@ -61,6 +63,8 @@ type Deps struct {
 	// or IP ranges change or an organization is deleted (the brand
 	// monitor reconciles at once instead of at its next poll).
 	AssetsChanged func()
+	// Alerts serves the change ledger, alerts and webhooks (alerts.Service).
+	Alerts AlertService
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -79,17 +83,22 @@ type Server struct {
 	draining atomic.Bool
 	brand    *monitor.Monitor
 	changed  func()
+	alerts   AlertService
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, store: d.Store, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged}
+		brand: d.Brand, changed: d.AssetsChanged, alerts: d.Alerts}
 	if s.brand == nil {
 		s.brand = monitor.New(d.Store, monitor.Options{})
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.alerts == nil && d.Store != nil {
+		// The alerts tables (alertstore.Migrations) are migrated with the rest.
+		s.alerts = &alerts.Service{Store: alertstore.New(d.Store), DB: d.Store}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -20,6 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -76,7 +77,7 @@ type Options struct {
 // at 2026-11-22 12:00 UTC and a client that validates every response.
 func New(t testing.TB, engine string, opts ...Options) *Env {
 	t.Helper()
-	s := storetest.Open(t, engine)
+	s := storetest.Open(t, engine, alertstore.Migrations())
 	clock := &Clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	s.Now = clock.Now
 	cfg := api.DefaultConfig()
