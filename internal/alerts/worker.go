@@ -28,9 +28,10 @@ const checkpointLedger = "alerts.ledger"
 
 // Worker turns new ledger rows about organizations' assets into alerts and
 // outbox deliveries. It runs once across instances (a leased checkpoint)
-// and is at-least-once: the alerts of a batch and the checkpoint past it
-// commit together, and a repeat after a crash only grows an alert's count
-// ... never its deliveries, since a repeat is not news.
+// and restart-safe: the alerts and deliveries of a batch commit in one
+// transaction with the checkpoint past it, so a crash repeats a whole batch
+// or none of it. (Ledger ids commit in order because host writers take
+// turns; see store.takeTurns.)
 type Worker struct {
 	DB     *store.Store
 	Alerts *alertstore.Store
