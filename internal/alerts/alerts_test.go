@@ -286,3 +286,67 @@ func TestWorkerRunsOnceAndResumes(t *testing.T) {
 		})
 	}
 }
+
+// TestFeeds: brand findings alert once each, from a checkpoint; the expiry
+// feed runs once a day and alerts once per threshold crossed.
+func TestFeeds(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.Open(t, engine, alertstore.Migrations())
+			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+			db.Now = func() time.Time { return now }
+			st := alertstore.New(db)
+			acct := periscope.Account{Company: "acme"}
+			db.CreateAccount(ctx, &acct, &periscope.User{Email: "a@example.com"})
+			org := periscope.Organization{AccountID: acct.ID, Name: "acme"}
+			db.CreateOrganization(ctx, &org)
+			findings := []alerts.BrandItem{
+				{ID: 3, OrganizationID: org.ID, AccountID: acct.ID, Kind: "typosquatting", Domain: "exarnple.com", BaseDomain: "example.com", Reason: "homoglyph", Score: 80},
+				{ID: 9, OrganizationID: org.ID, AccountID: acct.ID, Kind: "potential_phishing", Domain: "example-login.net", BaseDomain: "example.com", Reason: "brand label", Score: 70},
+			}
+			list := func(_ context.Context, after int64, limit int) ([]alerts.BrandItem, error) {
+				var out []alerts.BrandItem
+				for _, f := range findings {
+					if f.ID > after && len(out) < limit {
+						out = append(out, f)
+					}
+				}
+				return out, nil
+			}
+			asset := periscope.Asset{OrganizationID: org.ID, AccountID: acct.ID, Value: "example.com"}
+			notAfter := now.Add(10 * 24 * time.Hour)
+			certs := func(context.Context) ([]alerts.CertItem, error) {
+				return []alerts.CertItem{{Asset: asset, Host: "www.example.com", Domain: "example.com", SHA256: "ab12", Subject: "www.example.com", NotAfter: notAfter}}, nil
+			}
+			domains := func(context.Context) ([]alerts.DomainItem, error) {
+				return []alerts.DomainItem{{Asset: asset, Domain: "example.com", Registrar: "Example Registrar", Expiry: now.Add(100 * 24 * time.Hour)}}, nil
+			}
+			w := &alerts.Worker{DB: db, Alerts: st, Feeds: []alerts.Feed{alerts.BrandFeed(list), alerts.ExpiryFeed(db.Now, certs, domains)}}
+			if n, err := w.StepFeeds(ctx); err != nil || n != 3 {
+				t.Fatalf("first step: %d %v", n, err)
+			}
+			if n, _ := w.StepFeeds(ctx); n != 0 {
+				t.Fatalf("the same day and findings again: %d", n)
+			}
+			now = now.Add(4 * 24 * time.Hour) // 6 days left: the 7-day threshold
+			if n, _ := w.StepFeeds(ctx); n != 1 {
+				t.Fatalf("next threshold: %d", n)
+			}
+			list2, _ := st.Alerts(ctx, alertstore.AlertQuery{AccountID: acct.ID, Limit: 10})
+			got := map[string]int{}
+			for _, a := range list2 {
+				got[a.Type+"/"+a.Severity]++
+			}
+			want := map[string]int{"new_typosquat/medium": 1, "new_phishing/high": 1, "tls_cert_expiring/medium": 1, "tls_cert_expiring/high": 1}
+			if len(got) != len(want) {
+				t.Fatalf("alerts %v", got)
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Fatalf("alerts %v, want %v", got, want)
+				}
+			}
+		})
+	}
+}

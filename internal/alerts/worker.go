@@ -46,6 +46,8 @@ type Worker struct {
 	Log      *slog.Logger
 	// Delivered, when set, is woken after a step enqueued deliveries.
 	Delivered func()
+	// Feeds are the other alert sources, stepped after the ledger.
+	Feeds []Feed
 
 	once   sync.Once
 	holder string
@@ -103,6 +105,11 @@ func (w *Worker) Run(ctx context.Context) error {
 				break
 			}
 		}
+		for _, f := range w.Feeds {
+			if _, err := w.stepFeed(ctx, f); err != nil && ctx.Err() == nil {
+				w.Log.Error("alert feed step failed", "feed", f.Name, "err", err)
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -110,6 +117,21 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-w.wake:
 		}
 	}
+}
+
+// StepFeeds runs one batch of every feed and returns how many alerts they
+// raised (for tests and one-shot runs).
+func (w *Worker) StepFeeds(ctx context.Context) (int, error) {
+	w.init()
+	total := 0
+	for _, f := range w.Feeds {
+		n, err := w.stepFeed(ctx, f)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // Step processes one batch of ledger rows and returns how many it read.
