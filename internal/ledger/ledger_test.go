@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/periscope-oss/periscope/internal/host"
@@ -229,3 +230,31 @@ func TestDiffDNSAndCertificate(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestDiffWHOIS(t *testing.T) {
+	day := func(s string) time.Time { d, _ := time.Parse("2006-01-02", s); return d }
+	old := ledger.WHOIS{Registrar: "MarkMonitor Inc.", Expiry: day("2028-09-14"), NameServers: []string{"NS1.GOOGLE.COM.", "ns2.google.com"}}
+	cases := []struct {
+		name string
+		nw   ledger.WHOIS
+		want []row
+	}{
+		{"same registration, other spelling", ledger.WHOIS{Registrar: "MarkMonitor Inc.", Expiry: day("2028-09-14"), NameServers: []string{"ns2.google.com", "ns1.google.com"}}, []row{}},
+		{"renewed and moved", ledger.WHOIS{Registrar: "Example Registrar", Expiry: day("2029-09-14"), NameServers: []string{"ns1.google.com", "ns3.example.net"}}, []row{
+			{ledger.CategoryWHOIS, ledger.Changed, "registrar:Example Registrar", "registrar:MarkMonitor Inc."},
+			{ledger.CategoryWHOIS, ledger.Changed, "expiry:2029-09-14", "expiry:2028-09-14"},
+			{ledger.CategoryWHOIS, ledger.New, "nameserver:ns3.example.net", ""},
+			{ledger.CategoryWHOIS, ledger.Removed, "", "nameserver:ns2.google.com"},
+		}},
+		{"a redacted lookup changes nothing", ledger.WHOIS{}, []row{}},
+	}
+	for _, c := range cases {
+		got := ledger.DiffWHOIS("google.com", "com", &old, c.nw, "whois", 1)
+		if diff := cmp.Diff(c.want, rows(got)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
+	}
+	if got := ledger.DiffWHOIS("google.com", "com", nil, old, "whois", 1); len(got) != 0 {
+		t.Errorf("first lookup: %+v", got)
+	}
+}
