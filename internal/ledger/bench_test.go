@@ -15,9 +15,16 @@ func BenchmarkDiff(b *testing.B) {
 	full := observations(t, scan.Nmap, "libnmap_2_hosts.xml")["127.0.0.1"]
 	obs := observations(t, scan.Nmap, "libnmap_1_hosts_banner_ports.xml")["127.0.0.1"]
 	stored := host.Merge(host.Host{}, full)
-	for b.Loop() {
-		merged := host.Merge(stored, obs)
-		cs := ledger.Diff(&stored, &merged, ledger.Source{Name: "nmap", Observed: &obs, Ports: []int{22, 25, 80, 443}})
-		ledger.Prune(&merged, cs)
-	}
+	b.Run("merge", func(b *testing.B) {
+		for b.Loop() {
+			host.Merge(stored, obs)
+		}
+	})
+	b.Run("merge+diff+prune", func(b *testing.B) {
+		for b.Loop() {
+			merged := host.Merge(stored, obs)
+			cs := ledger.Diff(&stored, &merged, ledger.Source{Name: "nmap", Observed: &obs, Ports: []int{22, 25, 80, 443}})
+			ledger.Prune(&merged, cs)
+		}
+	})
 }
