@@ -15,7 +15,6 @@
 package ledger
 
 import (
-	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -180,10 +179,11 @@ func (d *differ) services(old, nw *host.Host) {
 		if i < 0 {
 			continue
 		}
-		ov, nv := serviceValue(old.NetworkServices[i]), serviceValue(s)
-		if ov != nv && describes(s) {
-			d.add(CategoryService, Changed, nv, ov)
+		o := old.NetworkServices[i]
+		if (o.Service == s.Service && o.Product == s.Product && o.Version == s.Version) || !describes(s) {
+			continue
 		}
+		d.add(CategoryService, Changed, serviceValue(s), serviceValue(o))
 	}
 }
 
@@ -193,13 +193,18 @@ func (d *differ) services(old, nw *host.Host) {
 func (d *differ) misses(old *host.Host, src Source) {
 	covered := src.Covers
 	if covered == nil {
-		for _, c := range Categories {
-			if len(values(src.Observed, c)) > 0 {
-				covered = append(covered, c)
-			}
-		}
+		covered = observedCategories(src.Observed)
 	}
-	seen := func(cat Category, v string) bool { return slices.Contains(values(src.Observed, cat), v) }
+	observed := map[Category][]string{}
+	seen := func(cat Category, v string) bool {
+		o, ok := observed[cat]
+		if !ok {
+			o = values(src.Observed, cat)
+			observed[cat] = o
+		}
+		_, found := slices.BinarySearch(o, v)
+		return found
+	}
 	covers := func(cat Category, v string) bool {
 		if !slices.Contains(covered, cat) {
 			return false
@@ -232,14 +237,32 @@ func (d *differ) misses(old *host.Host, src Source) {
 	}
 }
 
+// observedCategories lists the set categories h holds a value in.
+func observedCategories(h *host.Host) []Category {
+	var out []Category
+	for _, c := range []struct {
+		cat Category
+		n   int
+	}{{CategoryDNSA, len(h.DNS.A)}, {CategoryDNSAAAA, len(h.DNS.AAAA)}, {CategoryDNSCNAME, len(h.DNS.CNAME)},
+		{CategoryDNSMX, len(h.DNS.MX)}, {CategoryDNSNS, len(h.DNS.NS)}, {CategoryDNSTXT, len(h.DNS.TXT)},
+		{CategoryPort, len(h.NetworkPorts) + len(h.NetworkServices)}, {CategoryTechnology, len(h.Products)}} {
+		if c.n > 0 {
+			out = append(out, c.cat)
+		}
+	}
+	return out
+}
+
 // Prune takes the values removed by changes out of h and re-derives it, so
 // the stored document no longer holds them. A removed port takes its
 // services with it.
 func Prune(h *host.Host, changes []Change) {
+	pruned := false
 	for _, c := range changes {
 		if c.Change != Removed {
 			continue
 		}
+		pruned = true
 		drop := func(l *[]string) { *l = slices.DeleteFunc(*l, func(v string) bool { return v == c.OldValue }) }
 		switch c.Category {
 		case CategoryDNSA:
@@ -267,7 +290,9 @@ func Prune(h *host.Host, changes []Change) {
 			}
 		}
 	}
-	h.Derive()
+	if pruned {
+		h.Derive()
+	}
 }
 
 // values returns h's values of a set category, sorted.
@@ -308,13 +333,13 @@ func values(h *host.Host, cat Category) []string {
 // portValues names each open port as port/protocol ("443/tcp"); a port
 // known without a service is tcp.
 func portValues(h *host.Host) []string {
-	var out []string
+	out := make([]string, 0, len(h.NetworkServices)+len(h.NetworkPorts))
 	for _, s := range h.NetworkServices {
-		out = append(out, fmt.Sprintf("%d/%s", s.Port, s.Protocol))
+		out = append(out, strconv.Itoa(s.Port)+"/"+s.Protocol)
 	}
 	for _, p := range h.NetworkPorts {
 		if !slices.ContainsFunc(h.NetworkServices, func(s host.Service) bool { return s.Port == p }) {
-			out = append(out, fmt.Sprintf("%d/tcp", p))
+			out = append(out, strconv.Itoa(p)+"/tcp")
 		}
 	}
 	slices.Sort(out)
@@ -326,7 +351,13 @@ func portValues(h *host.Host) []string {
 func describes(s host.Service) bool { return s.Service != "" || s.Product != "" || s.Version != "" }
 
 func serviceValue(s host.Service) string {
-	return strings.Join(strings.Fields(fmt.Sprintf("%d/%s %s %s %s", s.Port, s.Protocol, s.Service, s.Product, s.Version)), " ")
+	v := strconv.Itoa(s.Port) + "/" + s.Protocol
+	for _, f := range []string{s.Service, s.Product, s.Version} {
+		if f != "" {
+			v += " " + f
+		}
+	}
+	return v
 }
 
 // certValue names a certificate by its SHA-256 fingerprint with its subject
