@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -111,7 +112,7 @@ func openStore(ctx context.Context, cfg *config.Config, opts ...store.Option) (*
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Migrate(ctx); err != nil {
+	if _, err := s.Migrate(ctx, alertstore.Migrations()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("migrate %s: %w", redactDSN(cfg.Database), err)
 	}
@@ -148,7 +149,7 @@ func cmdMigrate(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	applied, err := s.Migrate(ctx)
+	applied, err := s.Migrate(ctx, alertstore.Migrations())
 	if err != nil {
 		return err
 	}
