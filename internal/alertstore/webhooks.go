@@ -189,6 +189,9 @@ type Delivery struct {
 	Secrets []string
 }
 
+// String keeps the endpoint's secrets and URL out of logs and %v.
+func (d Delivery) String() string { return fmt.Sprintf("webhook delivery %s to endpoint %s", d.ID, d.EndpointID) }
+
 const insertDelivery = `INSERT INTO webhook_outbox (id, endpoint_id, alert_id, event, payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
 // Enqueue adds a delivery in tx (with the alert it announces, so neither is
