@@ -190,7 +190,9 @@ type Delivery struct {
 }
 
 // String keeps the endpoint's secrets and URL out of logs and %v.
-func (d Delivery) String() string { return fmt.Sprintf("webhook delivery %s to endpoint %s", d.ID, d.EndpointID) }
+func (d Delivery) String() string {
+	return fmt.Sprintf("webhook delivery %s to endpoint %s", d.ID, d.EndpointID)
+}
 
 const insertDelivery = `INSERT INTO webhook_outbox (id, endpoint_id, alert_id, event, payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
