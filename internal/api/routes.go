@@ -57,4 +57,16 @@ func (s *Server) registerRoutes() {
 	// <routes:whois>
 	s.handle("POST /api/v1/oem/whois/lookup", oemCharged, s.handleWhoisLookup)
 	s.handle("POST /api/v1/oem/whois/search", oemCharged, s.handleWhoisSearch)
+	// <routes:alerts>
+	s.handle("POST /api/v1/oem/alerts/search", oemCharged, s.handleAlertSearch)
+	s.handle("GET /api/v1/enterprise/alerts", enterprise, s.handleListAlerts)
+	s.handle("POST /api/v1/enterprise/alerts/{id}/acknowledge", enterprise, s.handleAcknowledgeAlert)
+	s.handle("POST /api/v1/enterprise/alerts/{id}/resolve", enterprise, s.handleResolveAlert)
+	s.handle("POST /api/v1/enterprise/alerts/{id}/suppress", enterprise, s.handleSuppressAlert)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks", enterprise, s.handleCreateWebhook)
+	s.handle("GET /api/v1/enterprise/organizations/{org_id}/webhooks", enterprise, s.handleListWebhooks)
+	s.handle("PATCH /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}", enterprise, s.handleUpdateWebhook)
+	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}", enterprise, s.handleDeleteWebhook)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}/test", enterprise, s.handleTestWebhook)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}/rotate-secret", enterprise, s.handleRotateWebhookSecret)
 }

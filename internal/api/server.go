@@ -79,6 +79,8 @@ type Deps struct {
 	// and the failed authentications per client IP; nil means in-process
 	// counters (one instance). Several instances share a ratelimit.Redis.
 	Limits, AuthFailures ratelimit.Counter
+	// Alerts serves the change ledger, alerts and webhooks (alerts.Service).
+	Alerts AlertService
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -102,12 +104,13 @@ type Server struct {
 	brand    BrandMonitor
 	changed  func()
 	whois    WhoisService
+	alerts   AlertService
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois}
+		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts}
 	if s.now == nil {
 		s.now = time.Now
 	}

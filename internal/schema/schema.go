@@ -5,6 +5,7 @@
 package schema
 
 import (
+	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -21,5 +22,6 @@ func Sets() []store.MigrationSet {
 		hoststore.Migrations(),  // 0003, 0005, 0006, 0007
 		brandstore.Migrations(), // 0004
 		whoisstore.Migrations(), // 0010
+		alertstore.Migrations(), // 0011
 	}
 }

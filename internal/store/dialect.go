@@ -43,6 +43,10 @@ type Dialect interface {
 	// SingleProcess reports whether only one process serves the database
 	// (SQLite), so background work needs no lease between instances.
 	SingleProcess() bool
+	// SkipLocked is the clause ending a SELECT ... FOR UPDATE that leases
+	// rows no other transaction holds (PostgreSQL); "" on SQLite, whose
+	// one writer at a time leaves nothing to skip.
+	SkipLocked() string
 
 	name() string
 	driver() string
@@ -109,6 +113,7 @@ func (sqliteDialect) TakeTurns(context.Context, *Tx, int64) error { return nil }
 func (sqliteDialect) InsertIgnoring(rest, _ string) string        { return "INSERT OR IGNORE INTO " + rest }
 func (sqliteDialect) VacuumAnalyze(...string) string              { return "" }
 func (sqliteDialect) SingleProcess() bool                         { return true }
+func (sqliteDialect) SkipLocked() string                          { return "" }
 func (sqliteDialect) checkpoints() bool                           { return true }
 
 func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } // BEGIN IMMEDIATE already serialises
@@ -168,6 +173,7 @@ func (postgres) rebind(q string) string {
 func (d postgres) Name() string           { return d.name() }
 func (d postgres) Rebind(q string) string { return d.rebind(q) }
 func (postgres) SingleProcess() bool      { return false }
+func (postgres) SkipLocked() string       { return " FOR UPDATE SKIP LOCKED" }
 func (postgres) checkpoints() bool        { return false }
 
 func (postgres) TakeTurns(ctx context.Context, tx *Tx, key int64) error {

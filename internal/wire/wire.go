@@ -6,6 +6,8 @@ package wire
 import (
 	"log/slog"
 
+	"github.com/periscope-oss/periscope/internal/alerts"
+	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/hoststore"
@@ -21,5 +23,6 @@ import (
 func APIDeps(st *store.Store, log *slog.Logger) api.Deps {
 	hs, bs := hoststore.New(st), brandstore.New(st)
 	return api.Deps{Accounts: st, Orgs: st, Hosts: hs, Vulns: vulnstore.New(st), Listings: bs,
-		Brand: monitor.New(st, hs, bs, monitor.Options{}), Log: log}
+		Brand: monitor.New(st, hs, bs, monitor.Options{}), Log: log,
+		Alerts: &alerts.Service{Store: alertstore.New(st), DB: st}}
 }

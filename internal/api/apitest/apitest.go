@@ -20,6 +20,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/periscope-oss/periscope/internal/alerts"
+	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/hoststore"
@@ -107,7 +109,8 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 	mon := monitor.New(s, hs, bs, monitor.Options{})
 	cfg := api.DefaultConfig()
 	d := api.Deps{Accounts: s, Orgs: s, Hosts: hs, Vulns: vs, Listings: bs, Brand: mon, Now: clock.Now,
-		Whois: whoislookup.New(whoislookup.Config{Store: whoisstore.New(s), Now: clock.Now})}
+		Whois:  whoislookup.New(whoislookup.Config{Store: whoisstore.New(s), Now: clock.Now}),
+		Alerts: &alerts.Service{Store: alertstore.New(s), DB: s}}
 	for _, o := range opts {
 		if o.Config != nil {
 			cfg = *o.Config

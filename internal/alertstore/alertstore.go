@@ -1,0 +1,37 @@
+// Package alertstore holds the change ledger, the alerts of organizations'
+// assets, webhook endpoints and the webhook outbox (migration 11).
+package alertstore
+
+import (
+	"embed"
+	"io/fs"
+
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Migrations is the alerts schema for both engines.
+func Migrations() store.MigrationSet {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return store.MigrationSet{Name: "alerts", FS: sub}
+}
+
+// Store reads and writes the alerts tables through the core store.
+type Store struct {
+	db *store.Store
+}
+
+// New returns the alerts storage on s.
+func New(s *store.Store) *Store { return &Store{db: s} }
+
+// skipLocked is the clause that lets several instances lease different
+// rows at once (store.Dialect.SkipLocked).
+func (s *Store) skipLocked() string { return s.db.Dialect().SkipLocked() }
+
+// placeholders returns "(?, ?, ...)" with n marks.
+func placeholders(n int) string { return "(" + store.Placeholders(n) + ")" }

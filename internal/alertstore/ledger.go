@@ -1,0 +1,236 @@
+package alertstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/ledger"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// ledgerChunk bounds one multi-row insert (12 parameters a row, well under
+// both engines' parameter limits).
+const ledgerChunk = 400
+
+const ledgerColumns = `host, domain, tld, subdomain, host_type, ip_address, category, change, value, old_value, source, ts`
+
+// RecordChanges writes the ledger rows of changes (Missed changes are not
+// rows and are skipped) in the caller's transaction, so a host update and
+// its ledger rows commit together.
+func (s *Store) RecordChanges(ctx context.Context, tx *store.Tx, changes []ledger.Change) error {
+	rows := ledger.Rows(changes)
+	row := placeholders(12)
+	for lo := 0; lo < len(rows); lo += ledgerChunk {
+		c := rows[lo:min(lo+ledgerChunk, len(rows))]
+		var q strings.Builder
+		q.WriteString(`INSERT INTO ledger (` + ledgerColumns + `) VALUES `)
+		args := make([]any, 0, 12*len(c))
+		for i, r := range c {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(row)
+			args = append(args, r.Host, r.Domain, r.TLD, r.Subdomain, r.HostType, r.IPAddress,
+				string(r.Category), string(r.Change), r.Value, r.OldValue, r.Source, r.Time)
+		}
+		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("record %d ledger rows: %w", len(c), err)
+		}
+	}
+	return nil
+}
+
+// Tracker computes the ledger of one batch of host merges by one source and
+// keeps that source's miss state. Use it inside the host write transaction:
+//
+//	tr, err := alerts.Track(ctx, tx, src, names)   // names: the batch's stored hosts
+//	changes := tr.Diff(&stored, &merged, &observed) // per stored host, before encoding merged
+//	tr.New(&inserted)                                // per new host
+//	err = tr.Flush(ctx, tx)                          // once, before commit
+type Tracker struct {
+	s       *Store
+	src     ledger.Source
+	misses  map[string][]ledger.Miss // host → what src missed there last time
+	diffed  []string                 // hosts whose miss state is replaced
+	changes []ledger.Change
+}
+
+const selectMisses = `SELECT host, category, value FROM ledger_misses WHERE source = ? AND host IN `
+
+// Track loads the miss state of src (its Name, coverage and Time; Observed
+// and Missed are set per host) for the stored hosts named.
+func (s *Store) Track(ctx context.Context, tx *store.Tx, src ledger.Source, names []string) (*Tracker, error) {
+	t := &Tracker{s: s, src: src, misses: map[string][]ledger.Miss{}}
+	for lo := 0; lo < len(names); lo += 500 {
+		c := names[lo:min(lo+500, len(names))]
+		args := []any{src.Name}
+		for _, n := range c {
+			args = append(args, n)
+		}
+		rows, err := tx.Query(ctx, selectMisses+placeholders(len(c)), args...)
+		if err != nil {
+			return nil, fmt.Errorf("load ledger misses: %w", err)
+		}
+		for rows.Next() {
+			var h, cat, v string
+			if err := rows.Scan(&h, &cat, &v); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("load ledger misses: %w", err)
+			}
+			t.misses[h] = append(t.misses[h], ledger.Miss{Category: ledger.Category(cat), Value: v})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("load ledger misses: %w", err)
+		}
+	}
+	return t, nil
+}
+
+// Diff returns the changes of merging observed into stored as merged, and
+// prunes what they remove from merged (so encode merged after calling it).
+func (t *Tracker) Diff(stored, merged, observed *host.Host) []ledger.Change {
+	src := t.src
+	src.Observed, src.Missed = observed, t.misses[stored.Host]
+	cs := ledger.Diff(stored, merged, src)
+	ledger.Prune(merged, cs)
+	t.diffed = append(t.diffed, stored.Host)
+	t.changes = append(t.changes, cs...)
+	return cs
+}
+
+// New records the one row of a host stored for the first time.
+func (t *Tracker) New(h *host.Host) []ledger.Change {
+	cs := ledger.Diff(nil, h, t.src)
+	t.changes = append(t.changes, cs...)
+	return cs
+}
+
+// Changes returns every change tracked so far.
+func (t *Tracker) Changes() []ledger.Change { return t.changes }
+
+const deleteMisses = `DELETE FROM ledger_misses WHERE source = ? AND host IN `
+const insertMiss = `INSERT INTO ledger_misses (host, source, category, value) VALUES (?, ?, ?, ?)`
+
+// Flush writes the tracked ledger rows and replaces the miss state of every
+// diffed host with its new misses.
+func (t *Tracker) Flush(ctx context.Context, tx *store.Tx) error {
+	if err := t.s.RecordChanges(ctx, tx, t.changes); err != nil {
+		return err
+	}
+	for lo := 0; lo < len(t.diffed); lo += 500 {
+		c := t.diffed[lo:min(lo+500, len(t.diffed))]
+		args := []any{t.src.Name}
+		for _, n := range c {
+			args = append(args, n)
+		}
+		if _, err := tx.Exec(ctx, deleteMisses+placeholders(len(c)), args...); err != nil {
+			return fmt.Errorf("clear ledger misses: %w", err)
+		}
+	}
+	for _, c := range t.changes {
+		if c.Change != ledger.Missed {
+			continue
+		}
+		if _, err := tx.Exec(ctx, insertMiss, c.Host, t.src.Name, string(c.Category), c.Value); err != nil {
+			return fmt.Errorf("keep ledger miss: %w", err)
+		}
+	}
+	t.changes, t.diffed = nil, nil
+	return nil
+}
+
+// Row is a stored ledger row.
+type Row struct {
+	ID int64
+	ledger.Change
+}
+
+// LedgerQuery selects the ledger of one host or of every host of a
+// registrable domain, newest first.
+type LedgerQuery struct {
+	Host     string // exactly one of Host and Domain
+	Domain   string
+	From, To int64 // Unix seconds, inclusive; 0 = open
+	Limit    int
+	Offset   int
+}
+
+// maxCounted bounds the total a search counts exactly: counting every row
+// of a busy domain would cost more than the page itself.
+const maxCounted = 10000
+
+const selectLedger = `SELECT id, ` + ledgerColumns + ` FROM ledger WHERE `
+
+// SearchLedger returns a page of the ledger and the number of rows matching
+// (exact up to 10,000; Exact false beyond).
+func (s *Store) SearchLedger(ctx context.Context, q LedgerQuery) (rows []Row, total int, exact bool, err error) {
+	where, args := `host = ?`, []any{q.Host}
+	if q.Host == "" {
+		where, args = `domain = ?`, []any{q.Domain}
+	}
+	if q.From > 0 {
+		where += ` AND ts >= ?`
+		args = append(args, q.From)
+	}
+	if q.To > 0 {
+		where += ` AND ts <= ?`
+		args = append(args, q.To)
+	}
+	db := s.db.DB()
+	r, err := db.QueryContext(ctx, s.db.Rebind(selectLedger+where+` ORDER BY ts DESC, id DESC LIMIT ? OFFSET ?`), append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("search ledger: %w", err)
+	}
+	defer r.Close()
+	rows = []Row{}
+	for r.Next() {
+		var x Row
+		if err := scanRow(r, &x); err != nil {
+			return nil, 0, false, fmt.Errorf("search ledger: %w", err)
+		}
+		rows = append(rows, x)
+	}
+	if err := r.Err(); err != nil {
+		return nil, 0, false, fmt.Errorf("search ledger: %w", err)
+	}
+	count := `SELECT COUNT(*) FROM (SELECT 1 FROM ledger WHERE ` + where + ` LIMIT ?) AS page`
+	if err := db.QueryRowContext(ctx, s.db.Rebind(count), append(args, maxCounted+1)...).Scan(&total); err != nil {
+		return nil, 0, false, fmt.Errorf("count ledger: %w", err)
+	}
+	if total > maxCounted {
+		return rows, maxCounted, false, nil
+	}
+	return rows, total, true, nil
+}
+
+func scanRow(r interface{ Scan(...any) error }, x *Row) error {
+	var cat, kind string
+	err := r.Scan(&x.ID, &x.Host, &x.Domain, &x.TLD, &x.Subdomain, &x.HostType, &x.IPAddress,
+		&cat, &kind, &x.Value, &x.OldValue, &x.Source, &x.Time)
+	x.Category, x.Change.Change = ledger.Category(cat), ledger.Kind(kind)
+	return err
+}
+
+const selectLedgerAfter = selectLedger + `id > ? ORDER BY id LIMIT ?`
+
+// LedgerAfter returns up to limit rows with ids above after, in id order:
+// the rules worker's feed.
+func (s *Store) LedgerAfter(ctx context.Context, after int64, limit int) ([]Row, error) {
+	r, err := s.db.DB().QueryContext(ctx, s.db.Rebind(selectLedgerAfter), after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read ledger after %d: %w", after, err)
+	}
+	defer r.Close()
+	var rows []Row
+	for r.Next() {
+		var x Row
+		if err := scanRow(r, &x); err != nil {
+			return nil, fmt.Errorf("read ledger: %w", err)
+		}
+		rows = append(rows, x)
+	}
+	return rows, r.Err()
+}
