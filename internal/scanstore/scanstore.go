@@ -151,7 +151,7 @@ func (st *Store) Token(ctx context.Context, orgID string) (string, error) {
 }
 
 const (
-	selectAssetCreated = `SELECT created_at FROM org_assets WHERE organization_id = ? AND kind = ? AND value = ?`
+	selectAssetCreated  = `SELECT created_at FROM org_assets WHERE organization_id = ? AND kind = ? AND value = ?`
 	upsertAuthorization = `INSERT INTO asset_authorizations (organization_id, kind, value, method, authorized_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (organization_id, kind, value)
 		DO UPDATE SET method = excluded.method, authorized_at = excluded.authorized_at`
