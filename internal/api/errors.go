@@ -20,6 +20,7 @@ var statusOf = map[string]int{
 	periscope.EOEMRequired:         http.StatusForbidden,
 	periscope.ECreditsExhausted:    http.StatusForbidden,
 	periscope.EOEMCreditsExhausted: http.StatusForbidden,
+	periscope.EForbidden:           http.StatusForbidden,
 	periscope.ENotFound:            http.StatusNotFound,
 	periscope.EMethodNotAllowed:    http.StatusMethodNotAllowed,
 	periscope.EConflict:            http.StatusConflict,

@@ -20,6 +20,7 @@ const (
 	EOEMRequired         = "oem_required"
 	ECreditsExhausted    = "credits_exhausted"
 	EOEMCreditsExhausted = "oem_credits_exhausted"
+	EForbidden           = "forbidden"
 	ENotFound            = "not_found"
 	EMethodNotAllowed    = "method_not_allowed"
 	EConflict            = "conflict"

@@ -434,3 +434,36 @@ func (st *Store) Finish(ctx context.Context, sc Scan, c Counts, errText string) 
 	}
 	return nil
 }
+
+// OrgAsset is an asset with the organization holding it.
+type OrgAsset struct {
+	OrganizationID string
+	Asset
+}
+
+const selectAccountAssets = `SELECT a.organization_id, a.kind, a.value, COALESCE(z.method, ''),
+		CASE WHEN z.authorized_at IS NOT NULL AND z.authorized_at >= a.created_at THEN 1 ELSE 0 END
+	FROM org_assets a LEFT JOIN asset_authorizations z
+		ON z.organization_id = a.organization_id AND z.kind = a.kind AND z.value = a.value
+	WHERE a.account_id = ? ORDER BY a.organization_id, a.kind, a.value`
+
+// AccountAssets lists every asset of the account's organizations with
+// whether each may be probed.
+func (st *Store) AccountAssets(ctx context.Context, accountID string) ([]OrgAsset, error) {
+	rows, err := st.s.DB().QueryContext(ctx, st.s.Rebind(selectAccountAssets), accountID)
+	if err != nil {
+		return nil, fmt.Errorf("list assets of account %s: %w", accountID, err)
+	}
+	defer rows.Close()
+	var out []OrgAsset
+	for rows.Next() {
+		var a OrgAsset
+		var ok int
+		if err := rows.Scan(&a.OrganizationID, &a.Kind, &a.Value, &a.Method, &ok); err != nil {
+			return nil, fmt.Errorf("list assets of account %s: %w", accountID, err)
+		}
+		a.Authorized = ok == 1
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
