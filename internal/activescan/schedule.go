@@ -37,10 +37,23 @@ func (s *Service) Tick(ctx context.Context) error {
 	if err := s.schedule(ctx); err != nil {
 		return err
 	}
+	// Rounds until nothing runnable starts: an organization's scans run
+	// one after the other within the pass.
+	for {
+		started, err := s.round(ctx)
+		if err != nil || started == 0 {
+			return err
+		}
+	}
+}
+
+// round starts the oldest runnable scan of each organization and waits for
+// them, reporting how many started.
+func (s *Service) round(ctx context.Context) (int, error) {
 	stale := s.d.Now().Add(-s.opt.Lease).Unix()
 	scans, err := s.d.Store.Runnable(ctx, stale, 1000)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// One scan per organization per pass; the others wait for the next.
 	byOrg := map[string]bool{}
@@ -52,30 +65,35 @@ func (s *Service) Tick(ctx context.Context) error {
 		}
 	}
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		slot = make(chan struct{}, s.opt.MaxScans)
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		errs    []error
+		started int
+		slot    = make(chan struct{}, s.opt.MaxScans)
 	)
 	for _, sc := range queue {
 		select {
 		case slot <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
-			return ctx.Err()
+			return started, ctx.Err()
 		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slot; wg.Done() }()
-			if _, err := s.RunScan(ctx, sc); err != nil {
-				mu.Lock()
+			ran, err := s.RunScan(ctx, sc)
+			mu.Lock()
+			defer mu.Unlock()
+			if ran {
+				started++
+			}
+			if err != nil {
 				errs = append(errs, err)
-				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return started, errors.Join(errs...)
 }
 
 // schedule queues the scheduled scans that are due. The request window is

@@ -112,7 +112,14 @@ func (p *Prober) Resolve(ctx context.Context, name string) (Records, error) {
 			rec.Failed++
 			continue
 		}
+		owners := map[string]bool{strings.ToLower(dns.Fqdn(name)): true}
 		for _, rr := range rrs {
+			if !owners[strings.ToLower(rr.Header().Name)] {
+				continue // not about name: an answer is outside input
+			}
+			if c, ok := rr.(*dns.CNAME); ok {
+				owners[strings.ToLower(c.Target)] = true
+			}
 			switch v := rr.(type) {
 			case *dns.A:
 				if a, ok := netip.AddrFromSlice(v.A.To4()); ok && !seen[a] {

@@ -1,0 +1,215 @@
+package activescan_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/activescan"
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/scanstore"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
+)
+
+// TestScanOnLoopback verifies a domain by its TXT record, runs a scheduled
+// scan against loopback services and finds what they serve in the host
+// index; a registered but unverified domain is never asked about.
+func TestScanOnLoopback(t *testing.T) {
+	for _, e := range storetest.Engines() {
+		t.Run(e, func(t *testing.T) {
+			ctx := context.Background()
+			f := newFixture(t, e, "example.com", "unverified.org")
+			// A name only the index knows: the scan must find it there.
+			if _, err := f.core.UpsertHosts(ctx, []host.Host{{Host: "legacy.example.com", Domain: "example.com", TLD: "com", Subdomain: "legacy", FirstSeen: 1, LastSeen: 1}}); err != nil {
+				t.Fatal(err)
+			}
+			z := newZone(t,
+				"example.com. 60 IN A 127.0.0.1",
+				"example.com. 60 IN MX 10 mail.example.com.",
+				"example.com. 60 IN NS ns1.example.com.",
+				"www.example.com. 60 IN CNAME example.com.",
+				"legacy.example.com. 60 IN A 127.0.0.1",
+				"unverified.org. 60 IN A 127.0.0.1",
+				"www.unverified.org. 60 IN A 127.0.0.1",
+			)
+			lb := newLab(t)
+			d := &countingDial{}
+			svc := f.service(z, lb, d, activescan.Options{AllowPrivate: true, OrgRate: 1000, GlobalRate: 1000})
+
+			// Before verification nothing is scheduled.
+			if err := svc.Tick(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if d.count() != 0 || z.questions("example.com") != 0 {
+				t.Fatalf("before verification: %d connections, %d questions", d.count(), z.questions("example.com"))
+			}
+			if err := svc.VerifyDomain(ctx, f.org, "example.com"); periscope.ErrorCode(err) != periscope.EInvalid {
+				t.Fatalf("verify without the record: %v, want invalid_parameter", err)
+			}
+			tok, err := svc.Token(ctx, f.org)
+			if err != nil {
+				t.Fatal(err)
+			}
+			z.add(t, `example.com. 60 IN TXT "v=spf1 -all"`)
+			z.add(t, `example.com. 60 IN TXT "periscope-verification=`+tok+`"`)
+			if err := svc.VerifyDomain(ctx, f.org, "example.com"); err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+			if err := svc.VerifyDomain(ctx, f.org, "unverified.org"); periscope.ErrorCode(err) != periscope.EInvalid {
+				t.Fatalf("verify unverified.org: %v", err)
+			}
+			asked := z.questions("unverified.org") + z.questions("www.unverified.org")
+			if err := svc.Tick(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := lb.connections(); n == 0 {
+				t.Fatal("no connection reached the lab")
+			}
+			if q := z.questions("unverified.org") + z.questions("www.unverified.org") - asked; q != 0 {
+				t.Fatalf("unverified domain asked about %d times", q)
+			}
+			h, err := f.core.Host(ctx, "example.com")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.IPAddress != "127.0.0.1" || !slices.Equal(h.DNS.MX, []string{"mail.example.com"}) || len(h.DNS.TXT) != 2 {
+				t.Fatalf("example.com DNS: ip %q, %+v", h.IPAddress, h.DNS)
+			}
+			wantPorts := []int{port(lb.web), port(lb.tlsWeb), port(lb.raw)}
+			slices.Sort(wantPorts)
+			if !slices.Equal(h.NetworkPorts, wantPorts) {
+				t.Fatalf("ports %v, want %v (not the closed %d)", h.NetworkPorts, wantPorts, lb.ports[3])
+			}
+			if h.HTTPStatusCode != 200 || h.HTTPTitle != "Welcome to example.com:"+itoa(port(lb.web)) && h.HTTPTitle != "Welcome to example.com:"+itoa(port(lb.tlsWeb)) {
+				t.Fatalf("http %d %q", h.HTTPStatusCode, h.HTTPTitle)
+			}
+			if h.Cert.SHA256Fingerprint == "" || h.Cert.SubjectOrg != "Acme Co" {
+				t.Fatalf("cert %+v", h.Cert)
+			}
+			if !slices.Contains(h.Products, "nginx/1.25.3") || !slices.Contains(h.Web, "PHP/8.2.1") {
+				t.Fatalf("products %v web %v", h.Products, h.Web)
+			}
+			www, err := f.core.Host(ctx, "www.example.com")
+			if err != nil || !slices.Equal(www.DNS.CNAME, []string{"example.com"}) || www.IPAddress != "127.0.0.1" {
+				t.Fatalf("www.example.com: %+v %v", www.DNS, err)
+			}
+			legacy, err := f.core.Host(ctx, "legacy.example.com")
+			if err != nil || legacy.IPAddress != "127.0.0.1" || legacy.FirstSeen != 1 {
+				t.Fatalf("legacy.example.com: %+v %v", legacy, err)
+			}
+			if _, err := f.core.Host(ctx, "unverified.org"); periscope.ErrorCode(err) != periscope.ENotFound {
+				t.Fatalf("unverified.org stored: %v", err)
+			}
+			// The scheduled scan completed and is not due again.
+			before := d.count()
+			if err := svc.Tick(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if d.count() != before {
+				t.Fatalf("a second pass inside the interval made %d connections", d.count()-before)
+			}
+		})
+	}
+}
+
+// TestPrivateAddressesAreNotProbed: without AllowPrivate, names that
+// resolve to loopback or private addresses get their DNS facts recorded
+// and no connection at all.
+func TestPrivateAddressesAreNotProbed(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "sqlite", "example.com")
+	z := newZone(t,
+		"example.com. 60 IN A 127.0.0.1",
+		"www.example.com. 60 IN A 10.1.2.3",
+		"api.example.com. 60 IN AAAA ::1",
+		"dev.example.com. 60 IN A 192.168.1.1",
+	)
+	lb := newLab(t)
+	d := &countingDial{}
+	svc := f.service(z, lb, d, activescan.Options{})
+	if err := svc.Authorize(ctx, f.org, periscope.AssetDomain, "example.com"); err != nil {
+		t.Fatal(err)
+	}
+	sc, _, err := svc.RequestScan(ctx, f.acct, scanstore.OriginOnDemand, mustTarget(t, "", "example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d.count() != 0 || lb.connections() != 0 {
+		t.Fatalf("%d dials, %d connections to private addresses", d.count(), lb.connections())
+	}
+	got, err := svc.Scan(ctx, f.acct, sc.ID)
+	if err != nil || got.Status != scanstore.StatusCompleted || got.Counts.SkippedPrivate != 4 || got.Counts.Names != 4 {
+		t.Fatalf("scan %+v %v; want completed, 4 names, 4 skipped", got, err)
+	}
+	h, err := f.core.Host(ctx, "www.example.com")
+	if err != nil || !h.HasPrivateIP || len(h.NetworkPorts) != 0 {
+		t.Fatalf("www.example.com %+v %v", h, err)
+	}
+}
+
+// TestRateIsNeverExceeded measures the connections at the listeners: in no
+// one-second window more than the rate plus the one-connection burst.
+func TestRateIsNeverExceeded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes seconds by design")
+	}
+	ctx := context.Background()
+	f := newFixture(t, "sqlite", "example.com")
+	var rrs []string
+	for i := range 30 {
+		rrs = append(rrs, "n"+itoa(i)+".example.com. 60 IN A 127.0.0.1")
+	}
+	z := newZone(t, rrs...)
+	lb := newLab(t)
+	for i := range 30 {
+		if _, err := f.core.UpsertHosts(ctx, []host.Host{{Host: "n" + itoa(i) + ".example.com", Domain: "example.com", TLD: "com", Subdomain: "n" + itoa(i), FirstSeen: 1, LastSeen: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rate = 25
+	d := &countingDial{}
+	svc := f.service(z, lb, d, activescan.Options{AllowPrivate: true, OrgRate: rate, GlobalRate: 1000, Concurrency: 64})
+	if err := svc.Authorize(ctx, f.org, periscope.AssetDomain, "example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var times []time.Time
+	times = append(times, lb.web.accepted()...)
+	times = append(times, lb.tlsWeb.accepted()...)
+	times = append(times, lb.raw.accepted()...)
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	if len(times) < 60 {
+		t.Fatalf("only %d connections reached the lab", len(times))
+	}
+	worst := 0
+	for i := range times {
+		j := i
+		for j < len(times) && times[j].Sub(times[i]) < time.Second {
+			j++
+		}
+		worst = max(worst, j-i)
+	}
+	// Accepts lag dials by scheduling noise; allow the burst and one more.
+	if worst > rate+2 {
+		t.Fatalf("%d connections in one second at a rate of %d/s", worst, rate)
+	}
+	t.Logf("%d connections, at most %d in any second (rate %d/s)", len(times), worst, rate)
+}
+
+func mustTarget(t *testing.T, typ, s string) activescan.Target {
+	t.Helper()
+	tg, err := activescan.ParseTarget(typ, s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func itoa(i int) string { return fmtInt(i) }
