@@ -250,6 +250,12 @@ func (s *Service) Authorize(ctx context.Context, orgID, kind, value string) erro
 	return s.d.Store.Authorize(ctx, orgID, kind, value, scanstore.MethodOperator)
 }
 
+// ParseTarget reads an on-demand target (see the function ParseTarget),
+// refusing non-public addresses unless the service allows private targets.
+func (s *Service) ParseTarget(typ, target string) (Target, error) {
+	return ParseTarget(typ, target, s.opt.AllowPrivate)
+}
+
 // Scan returns a scan of the account.
 func (s *Service) Scan(ctx context.Context, accountID, id string) (scanstore.Scan, error) {
 	return s.d.Store.Scan(ctx, accountID, id)

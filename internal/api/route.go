@@ -38,14 +38,17 @@ type policy struct {
 
 // The route policies of API.md §3.
 var (
-	public        = policy{public: true}
-	free          = policy{family: "general"}
-	charged       = policy{family: "general", pool: periscope.PoolMonthly}
-	chargedForms  = policy{family: "general", pool: periscope.PoolMonthly, forms: true}
-	enterprise    = policy{family: "general", need: needEnterprise}
-	oemCharged    = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM}
-	oemFree       = policy{family: "oem", need: needOEM}
-	oemAuditLimit = policy{family: "oem-audit", need: needOEM}
+	public       = policy{public: true}
+	free         = policy{family: "general"}
+	charged      = policy{family: "general", pool: periscope.PoolMonthly}
+	chargedForms = policy{family: "general", pool: periscope.PoolMonthly, forms: true}
+	enterprise   = policy{family: "general", need: needEnterprise}
+	// enterpriseCharged is an Enterprise route costing a monthly credit
+	// (on-demand scans).
+	enterpriseCharged = policy{family: "general", need: needEnterprise, pool: periscope.PoolMonthly}
+	oemCharged        = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM}
+	oemFree           = policy{family: "oem", need: needOEM}
+	oemAuditLimit     = policy{family: "oem-audit", need: needOEM}
 )
 
 // route is one entry of the API map.
@@ -175,7 +178,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		if p.pool == periscope.PoolNone {
 			return
 		}
-		if err == nil && rec.status >= 200 && rec.status < 300 {
+		if err == nil && rec.status >= 200 && rec.status < 300 && !rec.free {
 			charged = 1
 			s.metrics.credits.WithLabelValues(poolName(p.pool)).Inc()
 			return

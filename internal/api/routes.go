@@ -54,4 +54,9 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/enterprise/certificates", enterprise, s.handleCertificates)
 	s.handle("POST /api/v1/oem/potential-phishing/search", oemCharged, s.brandSearch(kindPhishing, "potential_phishing_domains"))
 	s.handle("POST /api/v1/oem/typosquatting/search", oemCharged, s.brandSearch(kindTypo, "typosquatting_domains"))
+	// <routes:scans>
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains/verify", enterprise, s.handleVerifyDomain)
+	s.handle("GET /api/v1/enterprise/on-demand-scans", enterpriseCharged, s.handleOnDemandScan)
+	s.handle("POST /api/v1/oem/on-demand-scan", oemCharged, s.handleOEMOnDemandScan)
+	s.handle("POST /api/v1/oem/on-demand-scan/scan-status", oemFree, s.handleOEMScanStatus)
 }

@@ -61,6 +61,9 @@ type Deps struct {
 	// or IP ranges change or an organization is deleted (the brand
 	// monitor reconciles at once instead of at its next poll).
 	AssetsChanged func()
+	// Scans is active monitoring (domain verification and on-demand
+	// scans); nil answers those routes 503.
+	Scans ScanService
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -79,12 +82,13 @@ type Server struct {
 	draining atomic.Bool
 	brand    *monitor.Monitor
 	changed  func()
+	scans    ScanService
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, store: d.Store, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged}
+		brand: d.Brand, changed: d.AssetsChanged, scans: d.Scans}
 	if s.brand == nil {
 		s.brand = monitor.New(d.Store, monitor.Options{})
 	}
@@ -233,6 +237,9 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	// free is set by a handler whose success costs nothing this time (a
+	// deduplicated on-demand scan): the reserved credit is given back.
+	free bool
 }
 
 func (r *recorder) WriteHeader(code int) {
