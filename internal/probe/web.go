@@ -198,4 +198,3 @@ func technologies(h http.Header) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
