@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/scanstore"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -23,6 +24,7 @@ Usage:
   periscope migrate
   periscope account create|list|show|update ...
   periscope key create|list|revoke ...
+  periscope org verify-domain|authorize-range|assets ORG_ID ...
   periscope ingest <kind> <file|dir|URL>...
   periscope bench <name> [flags]
   periscope export hosts [--domain example.com] [--out file]
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdAccount(ctx, e, rest)
 	case "key":
 		return cmdKey(ctx, e, rest)
+	case "org":
+		return cmdOrg(ctx, e, rest)
 	case "ingest":
 		return cmdIngest(ctx, e, rest)
 	case "bench":
@@ -111,7 +115,7 @@ func openStore(ctx context.Context, cfg *config.Config, opts ...store.Option) (*
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Migrate(ctx); err != nil {
+	if _, err := s.Migrate(ctx, scanstore.Migrations()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("migrate %s: %w", redactDSN(cfg.Database), err)
 	}
@@ -148,7 +152,7 @@ func cmdMigrate(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	applied, err := s.Migrate(ctx)
+	applied, err := s.Migrate(ctx, scanstore.Migrations())
 	if err != nil {
 		return err
 	}
