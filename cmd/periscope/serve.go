@@ -33,6 +33,10 @@ type services struct {
 	hosts   *hostingest.Ingester // the host ingest path, with its enricher
 	closers []func() error       // run when serve returns
 	brand   *brandConfig
+	monitor *config.Monitor
+	// onServer run once the API server exists (to register metrics on
+	// its registry).
+	onServer []func(*api.Server) error
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -43,6 +47,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	brandCfg, err := registerBrandFlags(fs, e.getenv)
+	if err != nil {
+		return err
+	}
+	monitorCfg, err := config.RegisterMonitor(fs, e.getenv)
 	if err != nil {
 		return err
 	}
@@ -62,7 +70,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 
 	deps := api.Deps{Store: st, Log: log}
-	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg}
+	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, monitor: monitorCfg}
 	defer func() {
 		for _, c := range svc.closers {
 			c()
@@ -80,6 +88,11 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	acfg := api.DefaultConfig()
 	acfg.RateLimit, acfg.AuthFailLimit, acfg.Version = cfg.RateLimit, cfg.AuthFailLimit, version
 	srv := api.NewServer(acfg, deps)
+	for _, f := range svc.onServer {
+		if err := f(srv); err != nil {
+			return err
+		}
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -144,6 +157,10 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 	}
 	// <setup:brand>
 	if err := setupBrand(svc); err != nil {
+		return err
+	}
+	// <setup:monitor>
+	if err := setupMonitor(svc); err != nil {
 		return err
 	}
 	return nil

@@ -29,7 +29,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Active monitoring scans running in this instance."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.scans, m.duration, m.connections, m.dns, m.skipped, m.running)
+		reg.MustRegister(m.collectors()...)
 	}
 	return m
+}
+
+func (m *metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.scans, m.duration, m.connections, m.dns, m.skipped, m.running}
 }

@@ -176,6 +176,17 @@ func New(opt Options, d Deps) *Service {
 		orgPace: map[string]*rate.Limiter{}, running: map[string]bool{}}
 }
 
+// RegisterMetrics registers the monitor's metrics on reg (for a registry
+// that exists only after the service, like the API's).
+func (s *Service) RegisterMetrics(reg prometheus.Registerer) error {
+	for _, c := range s.metrics.collectors() {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("register monitor metrics: %w", err)
+		}
+	}
+	return nil
+}
+
 // Token returns the organization's verification token.
 func (s *Service) Token(ctx context.Context, orgID string) (string, error) {
 	return s.d.Store.Token(ctx, orgID)
