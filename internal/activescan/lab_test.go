@@ -247,13 +247,17 @@ func (f *fixture) service(z *zone, lb *lab, d *countingDial, opt activescan.Opti
 	if opt.Timeout == 0 {
 		opt.Timeout = 2 * time.Second
 	}
-	return activescan.New(opt, activescan.Deps{
+	return activescan.New(opt, depsFor(f, z, d))
+}
+
+func depsFor(f *fixture, z *zone, d *countingDial) activescan.Deps {
+	return activescan.Deps{
 		Store:    f.st,
 		Names:    f.core,
 		Sink:     &hostingest.Ingester{Store: f.core},
 		Resolver: probe.NewDNSResolver([]string{z.addr}, 2*time.Second),
 		Dial:     d.dial,
-	})
+	}
 }
 
 func fmtInt(i int) string { return fmt.Sprint(i) }
