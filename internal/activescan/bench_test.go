@@ -149,6 +149,10 @@ func (lab *rangeLab) rates() (n int, mean float64, peak int) {
 // connection rate measured at the listeners.
 func benchScan(b *testing.B, names int, pref netip.Prefix, closed int, opt activescan.Options) {
 	ctx := context.Background()
+	def := activescan.DefaultOptions()
+	if opt.OrgRate == 0 {
+		opt.OrgRate, opt.GlobalRate = def.OrgRate, def.GlobalRate
+	}
 	for range b.N {
 		b.StopTimer()
 		lab := newRangeLab(b, pref, closed)
