@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/periscope-oss/periscope/internal/activescan"
+	"github.com/periscope-oss/periscope/internal/asset"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/scanstore"
 )
@@ -79,10 +80,14 @@ func (s *Server) handleVerifyDomain(w http.ResponseWriter, r *http.Request) erro
 	if s.scans == nil {
 		return errMonitorOff
 	}
-	if err := s.scans.VerifyDomain(r.Context(), o.ID, in.Domain); err != nil {
+	d, err := asset.Domain(in.Domain)
+	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "domain": in.Domain, "verified": true})
+	if err := s.scans.VerifyDomain(r.Context(), o.ID, d); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "domain": d, "verified": true})
 	return nil
 }
 
@@ -180,7 +185,11 @@ func (s *Server) handleOEMScanStatus(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	info := map[string]any{"scan_id": sc.ID, "target": sc.Target, "status": sc.Status,
-		"created_at": epochOrNil(sc.CreatedAt), "completed_at": epochOrNil(sc.CompletedAt)}
+		"created_at": epochOrNil(sc.CreatedAt), "completed_at": epochOrNil(sc.CompletedAt),
+		// Progress beyond FullHunt's fields: what the scan has done so far.
+		"counts": map[string]int{"names": sc.Counts.Names, "addresses": sc.Counts.Addresses,
+			"open_ports": sc.Counts.OpenPorts, "hosts_stored": sc.Counts.HostsStored,
+			"skipped_private": sc.Counts.SkippedPrivate}}
 	writeJSON(w, http.StatusOK, map[string]any{"response": map[string]any{
 		"status": "success", "scan_info": info, "timestamp": s.now().Unix()}})
 	return nil

@@ -109,20 +109,25 @@ func (p *Prober) Get(ctx context.Context, addr netip.Addr, port int, hostName st
 	if err := req.Write(conn); err != nil {
 		return Page{}, fmt.Errorf("send GET to %s:%d: %w", addr, port, err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
-	if err != nil {
-		return Page{}, fmt.Errorf("read response of %s:%d: %w", addr, port, err)
-	}
-	defer resp.Body.Close()
 	limit := p.BodyLimit
 	if limit <= 0 {
 		limit = DefaultBodyLimit
 	}
+	// The whole response read is bounded: headers included (ReadResponse
+	// alone would read header lines without end).
+	resp, err := http.ReadResponse(bufio.NewReader(io.LimitReader(conn, maxHeaderBytes+limit)), req)
+	if err != nil {
+		return Page{}, fmt.Errorf("read response of %s:%d: %w", addr, port, err)
+	}
+	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, limit)) // a cut body still has its title
 	pg := Page{Status: resp.StatusCode, Title: title(body), Server: clean(resp.Header.Get("Server"), 128)}
 	pg.Tech = technologies(resp.Header)
 	return pg, nil
 }
+
+// maxHeaderBytes bounds the status line and headers of a response.
+const maxHeaderBytes = 64 << 10
 
 var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
 
@@ -132,7 +137,7 @@ func title(body []byte) string {
 	if m == nil {
 		return ""
 	}
-	return clean(strings.Join(strings.Fields(string(m[1])), " "), 256)
+	return clean(strings.Join(strings.Fields(strings.ToValidUTF8(string(m[1]), "")), " "), 256)
 }
 
 // clean makes outside text safe to store: valid UTF-8, no NUL or other
