@@ -102,7 +102,10 @@ func TestNotAllowedIsNeverDialled(t *testing.T) {
 	p := &Prober{Dial: func(ctx context.Context, n, a string) (net.Conn, error) { dialled = true; return nil, nil }, Policy: PublicOnly{}}
 	for _, f := range []func() error{
 		func() error { _, err := p.Open(context.Background(), netip.MustParseAddr("127.0.0.1"), 80); return err },
-		func() error { _, err := p.Get(context.Background(), netip.MustParseAddr("10.0.0.1"), 80, "x", false); return err },
+		func() error {
+			_, err := p.Get(context.Background(), netip.MustParseAddr("10.0.0.1"), 80, "x", false)
+			return err
+		},
 		func() error {
 			_, err := p.Handshake(context.Background(), netip.MustParseAddr("::1"), 443, "x")
 			return err
@@ -127,4 +130,3 @@ func FuzzTitle(f *testing.F) {
 		}
 	})
 }
-
