@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -224,13 +225,15 @@ func newFixture(tb testing.TB, engine string, assets ...string) *fixture {
 
 // countingDial is a plain dialer counting the connections asked of it.
 type countingDial struct {
-	mu sync.Mutex
-	n  int
+	mu    sync.Mutex
+	n     int
+	times []time.Time
 }
 
 func (d *countingDial) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	d.mu.Lock()
 	d.n++
+	d.times = append(d.times, time.Now())
 	d.mu.Unlock()
 	return (&net.Dialer{}).DialContext(ctx, network, addr)
 }
@@ -261,3 +264,18 @@ func depsFor(f *fixture, z *zone, d *countingDial) activescan.Deps {
 }
 
 func fmtInt(i int) string { return fmt.Sprint(i) }
+
+// peak is the most times in any window of length w.
+func peak(times []time.Time, w time.Duration) int {
+	times = slices.Clone(times)
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	most := 0
+	for i := range times {
+		j := i
+		for j < len(times) && times[j].Sub(times[i]) < w {
+			j++
+		}
+		most = max(most, j-i)
+	}
+	return most
+}
