@@ -24,6 +24,7 @@ Usage:
   periscope migrate
   periscope account create|list|show|update ...
   periscope key create|list|revoke ...
+  periscope org verify-domain|authorize-range|assets ORG_ID ...
   periscope ingest <kind> <file|dir|URL>...
   periscope export hosts [--domain example.com] [--out file]
   periscope permute <domain> [--dictionary FILE] [--tld FILE]
@@ -59,6 +60,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdAccount(ctx, e, rest)
 	case "key":
 		return cmdKey(ctx, e, rest)
+	case "org":
+		return cmdOrg(ctx, e, rest)
 	case "ingest":
 		return cmdIngest(ctx, e, rest)
 	case "bench":

@@ -34,17 +34,21 @@ type worker struct {
 // services holds what serve builds besides the API, for capabilities to add
 // their collaborators and workers.
 type services struct {
-	cfg     *config.Config
-	store   *store.Store
-	log     *slog.Logger
-	deps    *api.Deps
-	workers []worker
-	hosts   *hostingest.Ingester // the host ingest path, with its enricher
-	closers []func() error       // run when serve returns
-	brand   *brandConfig
-	monitor *monitor.Monitor // the running brand monitor (setupBrand)
-	leases  *lease.Manager   // runs each shared worker on one instance
-	whois   *whoislookup.Service
+	cfg        *config.Config
+	store      *store.Store
+	log        *slog.Logger
+	deps       *api.Deps
+	workers    []worker
+	hosts      *hostingest.Ingester // the host ingest path, with its enricher
+	closers    []func() error       // run when serve returns
+	brand      *brandConfig
+	monitor    *monitor.Monitor // the running brand monitor (setupBrand)
+	leases     *lease.Manager   // runs each shared worker on one instance
+	whois      *whoislookup.Service
+	monitorCfg *config.Monitor
+	// onServer run once the API server exists (to register metrics on
+	// its registry).
+	onServer []func(*api.Server) error
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -58,6 +62,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	brandCfg, err := registerBrandFlags(fs, e.getenv)
+	if err != nil {
+		return err
+	}
+	monitorCfg, err := config.RegisterMonitor(fs, e.getenv)
 	if err != nil {
 		return err
 	}
@@ -80,7 +88,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 
 	deps := wire.APIDeps(st, log)
-	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg}
+	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, monitorCfg: monitorCfg}
 	defer func() {
 		for _, c := range svc.closers {
 			c()
@@ -106,6 +114,11 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	}
 	acfg.AssetChangeLimit = cfg.Instances.AssetChangeLimit
 	srv := api.NewServer(acfg, deps)
+	for _, f := range svc.onServer {
+		if err := f(srv); err != nil {
+			return err
+		}
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -174,6 +187,10 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 	}
 	// <setup:whois>
 	if err := setupWhois(ctx, svc); err != nil {
+		return err
+	}
+	// <setup:monitor>
+	if err := setupMonitor(svc); err != nil {
 		return err
 	}
 	return nil

@@ -23,6 +23,7 @@ var statusOf = map[string]int{
 	periscope.ECreditsExhausted:    http.StatusForbidden,
 	periscope.EOEMCreditsExhausted: http.StatusForbidden,
 	periscope.EQuotaExceeded:       http.StatusForbidden,
+	periscope.EForbidden:           http.StatusForbidden,
 	periscope.ENotFound:            http.StatusNotFound,
 	periscope.EMethodNotAllowed:    http.StatusMethodNotAllowed,
 	periscope.EConflict:            http.StatusConflict,

@@ -75,12 +75,21 @@ func (s *Server) handleGetOrganization(w http.ResponseWriter, r *http.Request) e
 			ranges = append(ranges, a.Value)
 		}
 	}
-	writeJSON(w, http.StatusOK, struct {
-		orgJSON
-		Domains  []string `json:"domains"`
-		IPRanges []string `json:"ip_ranges"`
-	}{toOrgJSON(o), domains, ranges})
+	out := orgDetailJSON{orgJSON: toOrgJSON(o), Domains: domains, IPRanges: ranges}
+	if err := s.addVerification(r.Context(), &out); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+type orgDetailJSON struct {
+	orgJSON
+	Domains  []string `json:"domains"`
+	IPRanges []string `json:"ip_ranges"`
+	// Set when active monitoring is on (scans.go).
+	VerificationToken string           `json:"verification_token,omitempty"`
+	Assets            []assetStateJSON `json:"assets,omitempty"`
 }
 
 // handleDeleteOrganization answers DELETE /enterprise/organizations/{org_id}.

@@ -51,6 +51,9 @@ var (
 	oemCharged       = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM}
 	oemFree          = policy{family: "oem", need: needOEM}
 	oemAuditLimit    = policy{family: "oem-audit", need: needOEM}
+	// enterpriseCharged is an Enterprise route costing a monthly credit
+	// (on-demand scans).
+	enterpriseCharged = policy{family: "general", need: needEnterprise, pool: periscope.PoolMonthly}
 )
 
 // route is one entry of the API map.
@@ -213,7 +216,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	}
 	status = buf.statusCode()
 	period := ""
-	if p.pool != periscope.PoolNone && status >= 200 && status < 300 {
+	if p.pool != periscope.PoolNone && status >= 200 && status < 300 && !buf.free {
 		if period, err = s.accounts.Reserve(r.Context(), acct.ID, p.pool, 1); err != nil {
 			return err
 		}
@@ -256,6 +259,9 @@ type bufferedResponse struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	// free is set by a handler whose success costs nothing this time (a
+	// deduplicated on-demand scan, waiveCharge): no credit is taken.
+	free bool
 }
 
 func newBufferedResponse() *bufferedResponse { return &bufferedResponse{header: http.Header{}} }

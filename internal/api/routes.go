@@ -69,4 +69,9 @@ func (s *Server) registerRoutes() {
 	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}", enterprise, s.handleDeleteWebhook)
 	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}/test", enterprise, s.handleTestWebhook)
 	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}/rotate-secret", enterprise, s.handleRotateWebhookSecret)
+	// <routes:scans>
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains/verify", enterprise, s.handleVerifyDomain)
+	s.handle("GET /api/v1/enterprise/on-demand-scans", enterpriseCharged, s.handleOnDemandScan)
+	s.handle("POST /api/v1/oem/on-demand-scan", oemCharged, s.handleOEMOnDemandScan)
+	s.handle("POST /api/v1/oem/on-demand-scan/scan-status", oemFree, s.handleOEMScanStatus)
 }

@@ -81,6 +81,9 @@ type Deps struct {
 	Limits, AuthFailures ratelimit.Counter
 	// Alerts serves the change ledger, alerts and webhooks (alerts.Service).
 	Alerts AlertService
+	// Scans is active monitoring (domain verification and on-demand
+	// scans); nil answers those routes 503.
+	Scans ScanService
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -105,12 +108,13 @@ type Server struct {
 	changed  func()
 	whois    WhoisService
 	alerts   AlertService
+	scans    ScanService
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts}
+		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -22,6 +22,7 @@ const (
 	ECreditsExhausted    = "credits_exhausted"
 	EOEMCreditsExhausted = "oem_credits_exhausted"
 	EQuotaExceeded       = "quota_exceeded"
+	EForbidden           = "forbidden"
 	ENotFound            = "not_found"
 	EMethodNotAllowed    = "method_not_allowed"
 	EConflict            = "conflict"

@@ -8,6 +8,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/scanstore"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
@@ -23,5 +24,6 @@ func Sets() []store.MigrationSet {
 		brandstore.Migrations(), // 0004
 		whoisstore.Migrations(), // 0010
 		alertstore.Migrations(), // 0011
+		scanstore.Migrations(),  // 0013
 	}
 }

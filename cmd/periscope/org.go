@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/periscope-oss/periscope/internal/activescan"
+	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/scanstore"
+)
+
+const orgUsage = `usage:
+  periscope org verify-domain ORG_ID DOMAIN    mark a domain of the organization verified (no DNS check)
+  periscope org authorize-range ORG_ID CIDR    allow active monitoring to probe an IP range of the organization
+  periscope org assets ORG_ID                  list the organization's assets and whether each may be probed
+
+Only verified domains and authorised ranges are ever actively probed. A
+customer verifies a domain itself with a DNS TXT record (see README,
+"Active monitoring"); these commands are for operators who checked
+ownership another way. The asset must already be the organization's.
+`
+
+func cmdOrg(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, orgUsage)
+		return errors.New("org: no subcommand given")
+	}
+	sub, args := args[0], args[1:]
+	var cfg config.Config
+	fs := newFlags(e, "org "+sub)
+	fs.Usage = func() { fmt.Fprint(e.stderr, orgUsage) }
+	cfg.Register(fs, e.getenv)
+	want := map[string]int{"verify-domain": 2, "authorize-range": 2, "assets": 1}[sub]
+	if want == 0 {
+		fmt.Fprint(e.stderr, orgUsage)
+		return fmt.Errorf("org: unknown subcommand %q", sub)
+	}
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != want {
+		fmt.Fprint(e.stderr, orgUsage)
+		return fmt.Errorf("org %s: give %d arguments", sub, want)
+	}
+	st, err := openStore(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ss := scanstore.New(st)
+	if _, err := ss.OrgAccount(ctx, pos[0]); err != nil {
+		return fmt.Errorf("org %s: %s", sub, periscope.ErrorMessage(err))
+	}
+	svc := activescan.New(activescan.Options{}, activescan.Deps{Store: ss})
+	switch sub {
+	case "verify-domain":
+		err = svc.Authorize(ctx, pos[0], periscope.AssetDomain, pos[1])
+	case "authorize-range":
+		err = svc.Authorize(ctx, pos[0], periscope.AssetIPRange, pos[1])
+	}
+	if err != nil {
+		return fmt.Errorf("org %s: %s", sub, periscope.ErrorMessage(err))
+	}
+	if sub != "assets" {
+		fmt.Fprintf(e.stdout, "%s may now be probed by active monitoring\n", pos[1])
+		return nil
+	}
+	assets, err := ss.Assets(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TYPE\tVALUE\tPROBED\tHOW")
+	for _, a := range assets {
+		how := a.Method
+		if how == "" {
+			how = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", a.Kind, a.Value, a.Authorized, how)
+	}
+	return tw.Flush()
+}

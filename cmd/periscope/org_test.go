@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/scanstore"
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
+)
+
+func TestOrgAuthorizesAssets(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.DSN(t, "sqlite")
+	d := "--database=" + db
+	if _, _, err := runCLI(t, "migrate", d); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := periscope.Account{Company: "Acme", Enterprise: true}
+	if err := st.CreateAccount(ctx, &a, &periscope.User{Email: "a@acme.test"}); err != nil {
+		t.Fatal(err)
+	}
+	o := periscope.Organization{AccountID: a.ID, Name: "Acme"}
+	if err := st.CreateOrganization(ctx, &o); err != nil {
+		t.Fatal(err)
+	}
+	for _, as := range []periscope.Asset{{Kind: periscope.AssetDomain, Value: "acme.com"}, {Kind: periscope.AssetIPRange, Value: "8.8.4.0/24"}} {
+		as.OrganizationID, as.AccountID = o.ID, a.ID
+		if _, err := st.AddAsset(ctx, as); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	if _, _, err := runCLI(t, "org", "verify-domain", d, o.ID, "ACME.com."); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "org", "authorize-range", d, o.ID, "8.8.4.7/24"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, "org", "assets", d, o.ID)
+	if err != nil || !strings.Contains(out, "acme.com    true    "+scanstore.MethodOperator) || !strings.Contains(out, "8.8.4.0/24  true    operator") {
+		t.Fatalf("assets: %v\n%s", err, out)
+	}
+	for _, bad := range [][]string{
+		{"org", "verify-domain", d, o.ID, "other.com"},
+		{"org", "authorize-range", d, o.ID, "1.1.1.0/24"},
+		{"org", "verify-domain", d, "00000000-0000-4000-8000-000000000000", "acme.com"},
+		{"org", "nope", d},
+	} {
+		if _, _, err := runCLI(t, bad...); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}

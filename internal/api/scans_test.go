@@ -1,0 +1,209 @@
+package api_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/periscope-oss/periscope/internal/activescan"
+	"github.com/periscope-oss/periscope/internal/api"
+	"github.com/periscope-oss/periscope/internal/api/apitest"
+	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/probe"
+	"github.com/periscope-oss/periscope/internal/scanstore"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// txtZone is a loopback DNS server holding TXT records set by the test.
+type txtZone struct {
+	mu  sync.Mutex
+	txt map[string]string
+}
+
+func (z *txtZone) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	m := new(dns.Msg)
+	m.SetReply(req)
+	q := req.Question[0]
+	z.mu.Lock()
+	v, ok := z.txt[strings.TrimSuffix(strings.ToLower(q.Name), ".")]
+	z.mu.Unlock()
+	if ok && q.Qtype == dns.TypeTXT {
+		m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{v}})
+	}
+	w.WriteMsg(m)
+}
+
+func startTXTZone(t *testing.T) (*txtZone, string) {
+	z := &txtZone{txt: map[string]string{}}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	srv := &dns.Server{PacketConn: pc, Handler: z, NotifyStartedFunc: func() { close(started) }}
+	go srv.ActivateAndServe()
+	<-started
+	t.Cleanup(func() { srv.Shutdown() })
+	return z, pc.LocalAddr().String()
+}
+
+// TestActiveMonitoringRoutes goes through verification, on-demand scans
+// (charged once, deduplicated, refused for foreign or private targets)
+// and the scan status, with a real monitor behind the API.
+func TestActiveMonitoringRoutes(t *testing.T) {
+	var svc *activescan.Service
+	z, addr := startTXTZone(t)
+	eachWith(t, apitest.Options{Deps: func(d *api.Deps, st *store.Store) {
+		if _, err := st.Migrate(context.Background(), scanstore.Migrations()); err != nil {
+			t.Fatal(err)
+		}
+		svc = activescan.New(activescan.Options{Ports: []int{1}, Timeout: time.Second}, activescan.Deps{
+			Store: scanstore.New(st), Names: hoststore.New(st), Sink: &hostingest.Ingester{Store: hoststore.New(st)},
+			Resolver: probe.NewDNSResolver([]string{addr}, 2*time.Second),
+			Dial:     (&net.Dialer{}).DialContext, Now: d.Now,
+		})
+		d.Scans = svc
+	}}, func(t *testing.T, e *apitest.Env) {
+		ctx := context.Background()
+		acct, key := e.Account(periscope.Account{Company: "Scan Co", Enterprise: true, OEM: true, CreditsPerMonth: 10, OEMCreditsPerMonth: 10})
+		_, other := e.Account(periscope.Account{Company: "Other Co", Enterprise: true, OEM: true, CreditsPerMonth: 10, OEMCreditsPerMonth: 10})
+		var org struct {
+			ID string `json:"id"`
+		}
+		e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]any{"name": "Scan"}).JSON(t, &org)
+		if r := e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/domains", key, map[string]any{"domain": "scan-example.com"}); r.Status != 201 {
+			t.Fatalf("add domain: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/ip-ranges", key, map[string]any{"ip_range": "8.8.4.0/24"}); r.Status != 201 {
+			t.Fatalf("add range: %d %s", r.Status, r.Body)
+		}
+		var detail struct {
+			Token  string `json:"verification_token"`
+			Assets []struct {
+				Type     string `json:"type"`
+				Value    string `json:"value"`
+				Verified bool   `json:"verified"`
+			} `json:"assets"`
+		}
+		e.Do("GET", "/api/v1/enterprise/organizations/"+org.ID, key, nil).JSON(t, &detail)
+		if len(detail.Token) != 32 || len(detail.Assets) != 2 || detail.Assets[0].Verified || detail.Assets[1].Verified {
+			t.Fatalf("organization before verification: %+v", detail)
+		}
+		credits := func() (int64, int64) {
+			a, err := e.Store.Account(ctx, acct.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a.CreditsUsed, a.OEMCreditsUsed
+		}
+
+		// Registered but unverified: 403, not charged.
+		if r := e.Do("GET", "/api/v1/enterprise/on-demand-scans?target=scan-example.com", key, nil); r.Status != 403 || r.ErrorCode() != "forbidden" {
+			t.Fatalf("unverified target: %d %s", r.Status, r.Body)
+		}
+		verify := func(k string) apitest.Response {
+			return e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/domains/verify", k, map[string]any{"domain": "scan-example.com"})
+		}
+		if r := verify(key); r.Status != 400 {
+			t.Fatalf("verify without the record: %d %s", r.Status, r.Body)
+		}
+		z.mu.Lock()
+		z.txt["scan-example.com"] = "periscope-verification=" + detail.Token
+		z.mu.Unlock()
+		if r := verify(other); r.Status != 404 {
+			t.Fatalf("verify another account's organization: %d %s", r.Status, r.Body)
+		}
+		if r := verify(key); r.Status != 200 {
+			t.Fatalf("verify: %d %s", r.Status, r.Body)
+		}
+		e.Do("GET", "/api/v1/enterprise/organizations/"+org.ID, key, nil).JSON(t, &detail)
+		if !detail.Assets[0].Verified || detail.Assets[0].Value != "scan-example.com" || detail.Assets[1].Verified {
+			t.Fatalf("organization after verification: %+v", detail)
+		}
+
+		// On demand: charged once, then deduplicated for free.
+		var first, again struct {
+			Status       int    `json:"status"`
+			Target       string `json:"target"`
+			ScanID       string `json:"scan_id"`
+			Deduplicated bool   `json:"deduplicated"`
+		}
+		e.Do("GET", "/api/v1/enterprise/on-demand-scans?target=Scan-Example.com", key, nil).JSON(t, &first)
+		e.Do("GET", "/api/v1/enterprise/on-demand-scans?target=scan-example.com", key, nil).JSON(t, &again)
+		if first.ScanID == "" || first.Deduplicated || again.ScanID != first.ScanID || !again.Deduplicated || first.Target != "scan-example.com" {
+			t.Fatalf("on-demand: %+v then %+v", first, again)
+		}
+		if used, _ := credits(); used != 1 {
+			t.Fatalf("%d credits used, want 1", used)
+		}
+		for _, target := range []string{"example.org", "8.8.4.0/24", "not a domain"} {
+			r := e.Do("GET", "/api/v1/enterprise/on-demand-scans?target="+strings.ReplaceAll(target, " ", "%20"), key, nil)
+			if r.Status != 403 && r.Status != 400 {
+				t.Fatalf("target %q: %d %s", target, r.Status, r.Body)
+			}
+		}
+		if r := e.Do("GET", "/api/v1/enterprise/on-demand-scans?target=scan-example.com", other, nil); r.Status != 403 {
+			t.Fatalf("another account's domain: %d %s", r.Status, r.Body)
+		}
+		if used, _ := credits(); used != 1 {
+			t.Fatalf("%d credits used after refusals, want 1", used)
+		}
+
+		// OEM: private space is 400; a host under the verified domain is queued.
+		if r := e.Do("POST", "/api/v1/oem/on-demand-scan", key, map[string]any{"type": "ip_range", "target": "10.0.0.0/8"}); r.Status != 400 {
+			t.Fatalf("private range: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do("POST", "/api/v1/oem/on-demand-scan", key, map[string]any{"type": "subnet", "target": "8.8.4.0/24"}); r.Status != 400 {
+			t.Fatalf("bad type: %d %s", r.Status, r.Body)
+		}
+		var oem struct {
+			Response struct {
+				Status string `json:"status"`
+				Target string `json:"target"`
+				Type   string `json:"type"`
+				ScanID string `json:"scan_id"`
+			} `json:"response"`
+		}
+		e.Do("POST", "/api/v1/oem/on-demand-scan", key, map[string]any{"type": "host", "target": "www.scan-example.com"}).JSON(t, &oem)
+		if oem.Response.ScanID == "" || oem.Response.Type != "host" || oem.Response.Target != "www.scan-example.com" {
+			t.Fatalf("oem scan: %+v", oem)
+		}
+		if _, oemUsed := credits(); oemUsed != 1 {
+			t.Fatalf("%d OEM credits used, want 1", oemUsed)
+		}
+
+		type status struct {
+			Response struct {
+				ScanInfo struct {
+					ScanID      string `json:"scan_id"`
+					Status      string `json:"status"`
+					CompletedAt *int64 `json:"completed_at"`
+				} `json:"scan_info"`
+			} `json:"response"`
+		}
+		var st status
+		e.Do("POST", "/api/v1/oem/on-demand-scan/scan-status", key, map[string]any{"scan_id": first.ScanID}).JSON(t, &st)
+		if st.Response.ScanInfo.Status != "queued" || st.Response.ScanInfo.CompletedAt != nil {
+			t.Fatalf("status before running: %+v", st)
+		}
+		if r := e.Do("POST", "/api/v1/oem/on-demand-scan/scan-status", other, map[string]any{"scan_id": first.ScanID}); r.Status != 404 {
+			t.Fatalf("another account's scan: %d %s", r.Status, r.Body)
+		}
+		if err := svc.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.Do("POST", "/api/v1/oem/on-demand-scan/scan-status", key, map[string]any{"scan_id": first.ScanID}).JSON(t, &st)
+		if st.Response.ScanInfo.Status != "scan_completed" || st.Response.ScanInfo.CompletedAt == nil {
+			t.Fatalf("status after running: %+v", st)
+		}
+		if _, oemUsed := credits(); oemUsed != 1 {
+			t.Fatalf("scan status charged: %d OEM credits used", oemUsed)
+		}
+	})
+}
