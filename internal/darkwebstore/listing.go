@@ -1,0 +1,270 @@
+package darkwebstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// ListQuery selects records under a set of email domains (each with its
+// subdomains): an enterprise listing. Email, when set, narrows to one
+// address.
+type ListQuery struct {
+	Domains       []string
+	Email         string
+	From, To      int64
+	Limit, Offset int
+}
+
+// where returns the shared filter of the listings and its arguments.
+func (d *Store) where(q ListQuery) (string, []any, error) {
+	var hs []any
+	for _, dom := range q.Domains {
+		v, err := d.norm.Normalize(breach.EmailDomain, dom)
+		if err != nil {
+			continue
+		}
+		hs = append(hs, d.index(breach.EmailDomain, v))
+	}
+	if len(hs) == 0 {
+		return "", nil, nil
+	}
+	to := q.To
+	if to <= 0 {
+		to = 1<<62 - 1
+	}
+	w := ` r.id IN (SELECT record_id FROM darkweb_index WHERE type = ? AND hmac IN (` + marks(len(hs)) + `))
+		AND r.date_added >= ? AND r.date_added <= ?`
+	args := append([]any{typeCodes[breach.EmailDomain]}, hs...)
+	args = append(args, q.From, to)
+	if q.Email != "" {
+		e, err := d.norm.Normalize(breach.Email, q.Email)
+		if err != nil {
+			return "", nil, fmt.Errorf("email: %w", err)
+		}
+		w += ` AND r.email_idx = ?`
+		args = append(args, d.index(breach.Email, e))
+	}
+	return w, args, nil
+}
+
+// Credentials lists the records with a password or hash under q's
+// domains, newest first, with the total.
+func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, error) {
+	if d.keys == nil {
+		return nil, 0, ErrLocked
+	}
+	w, args, err := d.where(q)
+	if err != nil || w == "" {
+		return []Result{}, 0, err
+	}
+	db := d.s.DB()
+	var total int
+	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(*) FROM darkweb_records r WHERE r.has_secret = 1 AND`+w), args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count credentials: %w", err)
+	}
+	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+		FROM darkweb_records r WHERE r.has_secret = 1 AND`+w+` ORDER BY r.date_added DESC, r.id LIMIT ? OFFSET ?`), append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list credentials: %w", err)
+	}
+	got, err := scanRows(rows)
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := d.open(got)
+	return res, total, err
+}
+
+// EmailRow is one discovered email: first and last seen (date_added) and
+// the breaches it appears in.
+type EmailRow struct {
+	ID                  string
+	Email, Domain       string
+	FirstSeen, LastSeen int64
+	BreachDate          string
+	Breaches            []string
+}
+
+// Emails lists the distinct emails under q's domains, the most recently
+// seen first, with the total.
+func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error) {
+	if d.keys == nil {
+		return nil, 0, ErrLocked
+	}
+	w, args, err := d.where(q)
+	if err != nil || w == "" {
+		return []EmailRow{}, 0, err
+	}
+	w = ` r.email_idx IS NOT NULL AND` + w
+	db := d.s.DB()
+	var total int
+	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT r.email_idx) FROM darkweb_records r WHERE`+w), args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count emails: %w", err)
+	}
+	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.email_idx, MIN(r.date_added), MAX(r.date_added)
+		FROM darkweb_records r WHERE`+w+` GROUP BY r.email_idx ORDER BY MAX(r.date_added) DESC, r.email_idx LIMIT ? OFFSET ?`), append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list emails: %w", err)
+	}
+	var out []EmailRow
+	var idxs [][]byte
+	for rows.Next() {
+		var e EmailRow
+		var idx []byte
+		if err := rows.Scan(&idx, &e.FirstSeen, &e.LastSeen); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		e.ID = hexID(idx)
+		out = append(out, e)
+		idxs = append(idxs, idx)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	for i, idx := range idxs {
+		rs, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+			FROM darkweb_records r WHERE r.email_idx = ? ORDER BY r.date_added DESC, r.id LIMIT 100`), idx)
+		if err != nil {
+			return nil, 0, err
+		}
+		got, err := scanRows(rs)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(got) == 0 {
+			continue
+		}
+		first, err := d.open(got[:1])
+		if err != nil {
+			return nil, 0, err
+		}
+		out[i].Email = first[0].Record.Email
+		_, out[i].Domain, _ = strings.Cut(out[i].Email, "@")
+		for _, g := range got {
+			if g.breach != "" && !slices.Contains(out[i].Breaches, g.breach) {
+				out[i].Breaches = append(out[i].Breaches, g.breach)
+			}
+			if g.breachDate > out[i].BreachDate {
+				out[i].BreachDate = g.breachDate
+			}
+		}
+		if out[i].Breaches == nil {
+			out[i].Breaches = []string{}
+		}
+	}
+	if out == nil {
+		out = []EmailRow{}
+	}
+	return out, total, nil
+}
+
+// Rotate re-seals every record sealed with old under next: new ids, new
+// blobs, new blind indexes, in batches of one transaction each. It is
+// resumable: an interrupted rotation is finished by running it again with
+// the same two keys. The server must be stopped while it runs (searches
+// would miss the records already moved). progress, when set, is told how
+// many records are done.
+func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress func(done int)) error {
+	var active string
+	if err := d.s.DB().QueryRowContext(ctx, `SELECT key_id FROM darkweb_keys WHERE active = 1`).Scan(&active); err != nil {
+		return fmt.Errorf("read active key: %w", err)
+	}
+	if active != old.ID() && active != next.ID() {
+		return fmt.Errorf("%w: the data is sealed with key %s, not %s", ErrWrongKey, active, old.ID())
+	}
+	if active == old.ID() {
+		_, err := d.s.DB().ExecContext(ctx, d.s.Rebind(`INSERT INTO darkweb_keys (key_id, check_value, active, created_at) VALUES (?, ?, 0, ?)
+			ON CONFLICT (key_id) DO NOTHING`), next.ID(), next.Check(), d.s.Now().Unix())
+		if err != nil {
+			return fmt.Errorf("record new key: %w", err)
+		}
+	}
+	src := &Store{s: d.s, keys: old, norm: d.norm}
+	dst := &Store{s: d.s, keys: next, norm: d.norm}
+	done := 0
+	for {
+		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT id, key_id, blob, breach, breach_date, source, date_added
+			FROM darkweb_records WHERE key_id = ? ORDER BY id LIMIT 1000`), old.ID())
+		if err != nil {
+			return err
+		}
+		got, err := scanRows(rows)
+		if err != nil {
+			return err
+		}
+		if len(got) == 0 {
+			break
+		}
+		recs, err := src.open(got)
+		if err != nil {
+			return err
+		}
+		err = d.s.Tx(ctx, func(tx *store.Tx) error {
+			for i, r := range recs {
+				for _, t := range d.norm.Terms(&r.Record) {
+					if _, err := tx.Exec(ctx, `DELETE FROM darkweb_index WHERE type = ? AND hmac = ? AND date_added = ? AND record_id = ?`,
+						typeCodes[t.Type], src.index(t.Type, t.Value), got[i].dateAdded, r.ID); err != nil {
+						return err
+					}
+				}
+				if _, err := tx.Exec(ctx, `DELETE FROM darkweb_records WHERE id = ?`, r.ID); err != nil {
+					return err
+				}
+				rec := r.Record
+				id := next.RecordID(&rec)
+				blob, err := next.Seal(id, &rec)
+				if err != nil {
+					return err
+				}
+				var email any
+				if rec.Email != "" {
+					email = dst.index(breach.Email, rec.Email)
+				}
+				secret := 0
+				if rec.HasSecret() {
+					secret = 1
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO darkweb_records (id, key_id, blob, breach, breach_date, source, has_secret, email_idx, date_added)
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, next.ID(), blob, rec.Breach, rec.BreachDate, rec.Source, secret, email, got[i].dateAdded); err != nil {
+					return err
+				}
+				for _, t := range d.norm.Terms(&rec) {
+					if _, err := tx.Exec(ctx, `INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+						typeCodes[t.Type], dst.index(t.Type, t.Value), got[i].dateAdded, id); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("rotate batch: %w", err)
+		}
+		done += len(recs)
+		if progress != nil {
+			progress(done)
+		}
+	}
+	err := d.s.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM darkweb_keys WHERE key_id <> ?`, next.ID()); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE darkweb_keys SET active = 1 WHERE key_id = ?`, next.ID())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("activate new key: %w", err)
+	}
+	d.mu.Lock()
+	d.cache = map[string]cacheEntry{}
+	d.mu.Unlock()
+	d.keys = next
+	return nil
+}
