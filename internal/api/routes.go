@@ -54,4 +54,8 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/enterprise/certificates", enterprise, s.handleCertificates)
 	s.handle("POST /api/v1/oem/potential-phishing/search", oemCharged, s.brandSearch(kindPhishing, "potential_phishing_domains"))
 	s.handle("POST /api/v1/oem/typosquatting/search", oemCharged, s.brandSearch(kindTypo, "typosquatting_domains"))
+	// <routes:darkweb>
+	s.handle("POST /api/v1/oem/darkweb/search", oemCharged, s.handleDarkwebSearch)
+	s.handle("GET /api/v1/enterprise/darkweb/compromised-credentials", enterprise, s.handleCompromisedCredentials)
+	s.handle("GET /api/v1/enterprise/darkweb/discovered-emails", enterprise, s.handleDiscoveredEmails)
 }

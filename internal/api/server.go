@@ -61,6 +61,9 @@ type Deps struct {
 	// or IP ranges change or an organization is deleted (the brand
 	// monitor reconciles at once instead of at its next poll).
 	AssetsChanged func()
+	// Darkweb is the breach store behind the dark-web routes; nil answers
+	// them 503.
+	Darkweb Darkweb
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -79,12 +82,13 @@ type Server struct {
 	draining atomic.Bool
 	brand    *monitor.Monitor
 	changed  func()
+	darkweb  Darkweb
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, store: d.Store, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged}
+		brand: d.Brand, changed: d.AssetsChanged, darkweb: d.Darkweb}
 	if s.brand == nil {
 		s.brand = monitor.New(d.Store, monitor.Options{})
 	}

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -58,10 +60,12 @@ type Env struct {
 	T      testing.TB
 	Engine string
 	Store  *store.Store
-	Server *api.Server
-	HTTP   *httptest.Server
-	Clock  *Clock
-	Client *http.Client
+	// Darkweb is the unlocked dark-web store the server uses.
+	Darkweb *darkwebstore.Store
+	Server  *api.Server
+	HTTP    *httptest.Server
+	Clock   *Clock
+	Client  *http.Client
 }
 
 // Options adjust a test environment.
@@ -76,11 +80,20 @@ type Options struct {
 // at 2026-11-22 12:00 UTC and a client that validates every response.
 func New(t testing.TB, engine string, opts ...Options) *Env {
 	t.Helper()
-	s := storetest.Open(t, engine)
+	s := storetest.Open(t, engine, darkwebstore.Migrations())
 	clock := &Clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	s.Now = clock.Now
 	cfg := api.DefaultConfig()
-	d := api.Deps{Store: s, Now: clock.Now}
+	// The dark-web store, unlocked with a fixed test key.
+	dw := darkwebstore.New(s)
+	key, err := breach.NewKeyring([]byte("periscope-test-darkweb-key-32byt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dw.Unlock(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	d := api.Deps{Store: s, Now: clock.Now, Darkweb: dw}
 	for _, o := range opts {
 		if o.Config != nil {
 			cfg = *o.Config
@@ -93,7 +106,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	v := Validator(t, srv.OpenAPI())
-	return &Env{T: t, Engine: engine, Store: s, Server: srv, HTTP: hs, Clock: clock,
+	return &Env{T: t, Engine: engine, Store: s, Darkweb: dw, Server: srv, HTTP: hs, Clock: clock,
 		Client: &http.Client{Transport: v.Transport(http.DefaultTransport)}}
 }
 
