@@ -46,14 +46,18 @@ func TestEveryLayoutParses(t *testing.T) {
 	for _, tsv := range []bool{false, true} {
 		b.Reset()
 		g.CSV(&b, 40, tsv)
-		if c := count(t, func(s breach.Sink) error { return breach.ParseCSV(bytes.NewReader(b.Bytes()), breach.Options{File: "d"}, s) }); c != 40 {
+		if c := count(t, func(s breach.Sink) error {
+			return breach.ParseCSV(bytes.NewReader(b.Bytes()), breach.Options{File: "d"}, s)
+		}); c != 40 {
 			t.Fatalf("csv %d", c)
 		}
 	}
 	for _, v2 := range []bool{false, true} {
 		b.Reset()
 		g.DeHashed(&b, 30, v2)
-		if c := count(t, func(s breach.Sink) error { return breach.ParseDeHashed(bytes.NewReader(b.Bytes()), breach.Options{File: "j"}, s) }); c != 30 {
+		if c := count(t, func(s breach.Sink) error {
+			return breach.ParseDeHashed(bytes.NewReader(b.Bytes()), breach.Options{File: "j"}, s)
+		}); c != 30 {
 			t.Fatalf("dehashed v2=%v %d", v2, c)
 		}
 	}
