@@ -140,6 +140,10 @@ func loadCapabilityDemos(ctx context.Context, svc *services, accounts demoAccoun
 	if err := loadBrandDemo(ctx, svc, accounts); err != nil {
 		return err
 	}
+	// <demo:darkweb>
+	if err := loadDarkwebDemo(ctx, svc, accounts); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -169,5 +173,7 @@ func demoCurls(base, free, ent, oem string) []string {
 		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"paypal.com\"}' "+base+"/api/v1/oem/typosquatting/search"),
 	}
 	out = append(out, hostsCurls(base, free, oem)...)
+	// <curl:darkweb>
+	out = append(out, darkwebCurls(base, ent, oem)...)
 	return out
 }

@@ -27,6 +27,7 @@ Usage:
   periscope bench <name> [flags]
   periscope export hosts [--domain example.com] [--out file]
   periscope permute <domain> [--dictionary FILE] [--tld FILE]
+  periscope darkweb rotate-key [--darkweb-key-file FILE]
   periscope version
 
 Run "periscope <command> -h" for the flags of a command.
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdExport(ctx, e, rest)
 	case "permute":
 		return cmdPermute(ctx, e, rest)
+	case "darkweb":
+		return cmdDarkweb(ctx, e, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "periscope", version)
 		return nil

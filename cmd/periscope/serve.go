@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,6 +34,8 @@ type services struct {
 	hosts   *hostingest.Ingester // the host ingest path, with its enricher
 	closers []func() error       // run when serve returns
 	brand   *brandConfig
+	darkweb *darkwebConfig      // dark-web flags
+	dw      *darkwebstore.Store // unlocked dark-web store, nil when off
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -46,6 +49,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	darkwebCfg := registerDarkwebFlags(fs, e.getenv)
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -62,7 +66,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 
 	deps := api.Deps{Store: st, Log: log}
-	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg}
+	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, darkweb: darkwebCfg}
 	defer func() {
 		for _, c := range svc.closers {
 			c()
@@ -144,6 +148,10 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 	}
 	// <setup:brand>
 	if err := setupBrand(svc); err != nil {
+		return err
+	}
+	// <setup:darkweb>
+	if err := setupDarkweb(ctx, svc); err != nil {
 		return err
 	}
 	return nil

@@ -73,7 +73,7 @@ func (g *Generator) Record() breach.Record {
 	user := fmt.Sprintf("%s.%s%d", strings.ToLower(strings.Split(first, "é")[0]), strings.ToLower(strings.ReplaceAll(last, "ü", "u")), g.n)
 	r := breach.Record{
 		Email:    user + "@" + dom,
-		Username: fmt.Sprintf("%s_%d", strings.ToLower(first[:3]), g.n),
+		Username: fmt.Sprintf("%s_%d", strings.ToLower(string([]rune(first)[:3])), g.n),
 		Name:     first + " " + last,
 		Phone:    fmt.Sprintf("+1 %03d 555 01%02d", 200+g.rng.IntN(700), g.rng.IntN(100)),
 		IP:       g.pick(testNets) + fmt.Sprint(1+g.rng.IntN(254)),
