@@ -146,6 +146,12 @@ const idxLen = 16
 
 func (d *Store) index(t breach.Type, v string) []byte { return d.keys.Index(t, v)[:idxLen] }
 
+const (
+	sqlInsertRecord = `INSERT INTO darkweb_records (id, key_id, blob, breach, breach_date, source, has_secret, email_idx, date_added)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	sqlInsertIndex = `INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
+)
+
 // AddResult counts what Add did.
 type AddResult struct {
 	Added, Duplicates int
@@ -200,7 +206,7 @@ func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error
 		}
 		batch = append(batch, prepared{id, blob, email, r})
 	}
-	err := d.s.Tx(ctx, func(tx *store.Tx) error {
+	err := d.tx(ctx, func(tx *sql.Tx) error {
 		exists := map[string]bool{}
 		for start := 0; start < len(batch); start += 500 {
 			end := min(start+500, len(batch))
@@ -208,7 +214,7 @@ func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error
 			for _, p := range batch[start:end] {
 				args = append(args, p.id)
 			}
-			rows, err := tx.Query(ctx, `SELECT id FROM darkweb_records WHERE id IN (`+marks(len(args))+`)`, args...)
+			rows, err := tx.QueryContext(ctx, d.s.Rebind(`SELECT id FROM darkweb_records WHERE id IN (`+marks(len(args))+`)`), args...)
 			if err != nil {
 				return fmt.Errorf("check existing records: %w", err)
 			}
@@ -225,31 +231,18 @@ func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error
 				return err
 			}
 		}
-		var recArgs, idxArgs []any
-		nRec, nIdx := 0, 0
-		flushRecs := func() error {
-			if nRec == 0 {
-				return nil
-			}
-			_, err := tx.Exec(ctx, `INSERT INTO darkweb_records (id, key_id, blob, breach, breach_date, source, has_secret, email_idx, date_added) VALUES `+
-				tuples(nRec, 9)+` ON CONFLICT DO NOTHING`, recArgs...)
-			recArgs, nRec = recArgs[:0], 0
-			if err != nil {
-				return fmt.Errorf("insert records: %w", err)
-			}
-			return nil
+		// One prepared statement per table, run per row: SQLite parses
+		// each once, and single-row statements need no statement journal.
+		insRec, err := tx.PrepareContext(ctx, d.s.Rebind(sqlInsertRecord))
+		if err != nil {
+			return err
 		}
-		flushIdx := func() error {
-			if nIdx == 0 {
-				return nil
-			}
-			_, err := tx.Exec(ctx, `INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES `+tuples(nIdx, 4)+` ON CONFLICT DO NOTHING`, idxArgs...)
-			idxArgs, nIdx = idxArgs[:0], 0
-			if err != nil {
-				return fmt.Errorf("insert index: %w", err)
-			}
-			return nil
+		defer insRec.Close()
+		insIdx, err := tx.PrepareContext(ctx, d.s.Rebind(sqlInsertIndex))
+		if err != nil {
+			return err
 		}
+		defer insIdx.Close()
 		for _, p := range batch {
 			if exists[p.id] {
 				res.Duplicates++
@@ -264,25 +257,16 @@ func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error
 			if p.email != nil {
 				email = p.email
 			}
-			recArgs = append(recArgs, p.id, d.keys.ID(), p.blob, p.rec.Breach, p.rec.BreachDate, p.rec.Source, secret, email, now)
-			if nRec++; nRec == 400 {
-				if err := flushRecs(); err != nil {
-					return err
-				}
+			if _, err := insRec.ExecContext(ctx, p.id, d.keys.ID(), p.blob, p.rec.Breach, p.rec.BreachDate, p.rec.Source, secret, email, now); err != nil {
+				return fmt.Errorf("insert record: %w", err)
 			}
 			for _, t := range d.norm.Terms(p.rec) {
-				idxArgs = append(idxArgs, typeCodes[t.Type], d.index(t.Type, t.Value), now, p.id)
-				if nIdx++; nIdx == 2000 {
-					if err := flushIdx(); err != nil {
-						return err
-					}
+				if _, err := insIdx.ExecContext(ctx, typeCodes[t.Type], d.index(t.Type, t.Value), now, p.id); err != nil {
+					return fmt.Errorf("insert index: %w", err)
 				}
 			}
 		}
-		if err := flushRecs(); err != nil {
-			return err
-		}
-		return flushIdx()
+		return nil
 	})
 	if err != nil {
 		return AddResult{}, err
@@ -290,12 +274,25 @@ func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error
 	return res, nil
 }
 
+// tx runs fn in a transaction of its own on the store's handle (Add
+// prepares statements for the batch, which store.Tx does not expose).
+func (d *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := d.s.DB().BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
 func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
-func tuples(n, cols int) string {
-	one := "(" + marks(cols) + ")"
-	return strings.TrimSuffix(strings.Repeat(one+",", n), ",")
-}
 
 // PutBreach stores (or replaces) a breach's metadata.
 func (d *Store) PutBreach(ctx context.Context, b breach.BreachInfo) error {
