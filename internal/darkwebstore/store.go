@@ -293,7 +293,6 @@ func (d *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 
 func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
-
 // PutBreach stores (or replaces) a breach's metadata.
 func (d *Store) PutBreach(ctx context.Context, b breach.BreachInfo) error {
 	classes, _ := json.Marshal(b.DataClasses)
