@@ -77,7 +77,10 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 		return nil, 0, err
 	}
 	res, err := d.open(got)
-	return res, total, err
+	if err != nil {
+		return nil, 0, err
+	}
+	return res, total, d.breachDates(ctx, res)
 }
 
 // EmailRow is one discovered email: first and last seen (date_added) and

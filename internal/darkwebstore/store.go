@@ -367,7 +367,11 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 		e, ok := d.cache[key]
 		d.mu.Unlock()
 		if ok && now.Sub(e.at) < CacheTTL {
-			return d.open(e.rows)
+			res, err := d.open(e.rows)
+			if err != nil {
+				return nil, err
+			}
+			return res, d.breachDates(ctx, res)
 		}
 	}
 	rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(sqlSearch), typeCodes[q.Type], h, q.From, to, q.Limit)
@@ -388,7 +392,46 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	d.cache[key] = cacheEntry{rows: got, at: now}
 	d.mu.Unlock()
-	return d.open(got)
+	res, err := d.open(got)
+	if err != nil {
+		return nil, err
+	}
+	return res, d.breachDates(ctx, res)
+}
+
+// breachDates fills the breach date of records that have none from the
+// breach catalogue (ingest breaches).
+func (d *Store) breachDates(ctx context.Context, res []Result) error {
+	var names []any
+	seen := map[string]bool{}
+	for _, r := range res {
+		if r.Record.BreachDate == "" && r.Record.Breach != "" && !seen[r.Record.Breach] {
+			seen[r.Record.Breach] = true
+			names = append(names, r.Record.Breach)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT name, breach_date FROM darkweb_breaches WHERE name IN (`+marks(len(names))+`)`), names...)
+	if err != nil {
+		return fmt.Errorf("breach catalogue: %w", err)
+	}
+	defer rows.Close()
+	dates := map[string]string{}
+	for rows.Next() {
+		var n, dt string
+		if err := rows.Scan(&n, &dt); err != nil {
+			return err
+		}
+		dates[n] = dt
+	}
+	for i := range res {
+		if res[i].Record.BreachDate == "" {
+			res[i].Record.BreachDate = dates[res[i].Record.Breach]
+		}
+	}
+	return rows.Err()
 }
 
 func scanRows(rows *sql.Rows) ([]row, error) {

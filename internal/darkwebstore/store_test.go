@@ -102,6 +102,12 @@ func TestAddSearchList(t *testing.T) {
 			if r := got[0].Record; r.Password != "SentinelPassw0rd!" || r.Phone != "+12025550143" || r.Breach != "ExampleBreach" || r.BreachDate != "2020-01-02" {
 				t.Fatalf("record read back %+v", r)
 			}
+			if err := d.PutBreach(ctx, breach.BreachInfo{Name: "Other", BreachDate: "2019-07-08"}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := d.Search(ctx, Query{Type: breach.IP, Value: "192.0.2.44", Limit: 10, NoCache: true}); got[0].Record.BreachDate != "2019-07-08" {
+				t.Fatalf("breach date from the catalogue: %+v", got[0].Record)
+			}
 			if _, err := d.Search(ctx, Query{Type: breach.Email, Value: "not-an-email", Limit: 10}); err == nil {
 				t.Fatal("invalid email searched")
 			}
