@@ -2,6 +2,7 @@ package darkwebstore
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,9 +21,9 @@ type ListQuery struct {
 	Limit, Offset int
 }
 
-// where returns the shared filter of the listings and its arguments.
-func (d *Store) where(q ListQuery) (string, []any, error) {
-	var hs []any
+// scope returns the email-domain blind indexes of q's domains and the
+// date bounds.
+func (d *Store) scope(q ListQuery) (hs []any, from, to int64) {
 	for _, dom := range q.Domains {
 		v, err := d.norm.Normalize(breach.EmailDomain, dom)
 		if err != nil {
@@ -30,45 +31,43 @@ func (d *Store) where(q ListQuery) (string, []any, error) {
 		}
 		hs = append(hs, d.index(breach.EmailDomain, v))
 	}
-	if len(hs) == 0 {
-		return "", nil, nil
-	}
-	to := q.To
+	to = q.To
 	if to <= 0 {
 		to = 1<<62 - 1
 	}
-	w := ` r.id IN (SELECT record_id FROM darkweb_index WHERE type = ? AND hmac IN (` + marks(len(hs)) + `))
-		AND r.date_added >= ? AND r.date_added <= ?`
-	args := append([]any{typeCodes[breach.EmailDomain]}, hs...)
-	args = append(args, q.From, to)
-	if q.Email != "" {
-		e, err := d.norm.Normalize(breach.Email, q.Email)
-		if err != nil {
-			return "", nil, fmt.Errorf("email: %w", err)
-		}
-		w += ` AND r.email_idx = ?`
-		args = append(args, d.index(breach.Email, e))
-	}
-	return w, args, nil
+	return hs, q.From, to
 }
 
 // Credentials lists the records with a password or hash under q's
-// domains, newest first, with the total.
+// domains, newest first, with the total. Without an email filter both the
+// page and the count are range scans of the listing index.
 func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, error) {
 	if d.keys == nil {
 		return nil, 0, ErrLocked
 	}
-	w, args, err := d.where(q)
-	if err != nil || w == "" {
-		return []Result{}, 0, err
+	hs, from, to := d.scope(q)
+	if len(hs) == 0 {
+		return []Result{}, 0, nil
 	}
 	db := d.s.DB()
+	w := ` i.type = ? AND i.hmac IN (` + marks(len(hs)) + `) AND i.date_added >= ? AND i.date_added <= ?`
+	args := append(append([]any{codeCredDomain}, hs...), from, to)
+	if q.Email != "" {
+		e, err := d.norm.Normalize(breach.Email, q.Email)
+		if err != nil {
+			return nil, 0, fmt.Errorf("email: %w", err)
+		}
+		w += ` AND i.record_id IN (SELECT id FROM darkweb_records WHERE email_idx = ?)`
+		args = append(args, d.index(breach.Email, e))
+	}
 	var total int
-	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(*) FROM darkweb_records r WHERE r.has_secret = 1 AND`+w), args...).Scan(&total); err != nil {
+	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count credentials: %w", err)
 	}
 	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-		FROM darkweb_records r WHERE r.has_secret = 1 AND`+w+` ORDER BY r.date_added DESC, r.id LIMIT ? OFFSET ?`), append(args, q.Limit, q.Offset)...)
+		FROM darkweb_records r JOIN (SELECT DISTINCT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+`
+			ORDER BY i.date_added DESC, i.record_id LIMIT ? OFFSET ?) p ON r.id = p.record_id
+		ORDER BY p.date_added DESC, p.record_id`), append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
@@ -94,23 +93,32 @@ type EmailRow struct {
 }
 
 // Emails lists the distinct emails under q's domains, the most recently
-// seen first, with the total.
+// seen first, with the total (from the listing index alone).
 func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error) {
 	if d.keys == nil {
 		return nil, 0, ErrLocked
 	}
-	w, args, err := d.where(q)
-	if err != nil || w == "" {
-		return []EmailRow{}, 0, err
+	hs, from, to := d.scope(q)
+	if len(hs) == 0 {
+		return []EmailRow{}, 0, nil
 	}
-	w = ` r.email_idx IS NOT NULL AND` + w
+	w := ` i.type = ? AND i.hmac IN (` + marks(len(hs)) + `) AND i.date_added >= ? AND i.date_added <= ?`
+	args := append(append([]any{codeDomainEmail}, hs...), from, to)
+	if q.Email != "" {
+		e, err := d.norm.Normalize(breach.Email, q.Email)
+		if err != nil {
+			return nil, 0, fmt.Errorf("email: %w", err)
+		}
+		w += ` AND i.record_id = ?`
+		args = append(args, hex.EncodeToString(d.index(breach.Email, e)))
+	}
 	db := d.s.DB()
 	var total int
-	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT r.email_idx) FROM darkweb_records r WHERE`+w), args...).Scan(&total); err != nil {
+	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count emails: %w", err)
 	}
-	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.email_idx, MIN(r.date_added), MAX(r.date_added)
-		FROM darkweb_records r WHERE`+w+` GROUP BY r.email_idx ORDER BY MAX(r.date_added) DESC, r.email_idx LIMIT ? OFFSET ?`), append(args, q.Limit, q.Offset)...)
+	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.record_id, MIN(i.date_added), MAX(i.date_added)
+		FROM darkweb_index i WHERE`+w+` GROUP BY i.record_id ORDER BY MAX(i.date_added) DESC, i.record_id LIMIT ? OFFSET ?`), append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list emails: %w", err)
 	}
@@ -118,10 +126,15 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	var idxs [][]byte
 	for rows.Next() {
 		var e EmailRow
-		var idx []byte
-		if err := rows.Scan(&idx, &e.FirstSeen, &e.LastSeen); err != nil {
+		var ref string
+		if err := rows.Scan(&ref, &e.FirstSeen, &e.LastSeen); err != nil {
 			rows.Close()
 			return nil, 0, err
+		}
+		idx, err := hex.DecodeString(ref)
+		if err != nil {
+			rows.Close()
+			return nil, 0, fmt.Errorf("listing index: %w", err)
 		}
 		e.ID = hexID(idx)
 		out = append(out, e)
@@ -141,6 +154,7 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 		if err != nil {
 			return nil, 0, err
 		}
+		out[i].Breaches = []string{}
 		if len(got) == 0 {
 			continue
 		}
@@ -157,9 +171,6 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 			if g.breachDate > out[i].BreachDate {
 				out[i].BreachDate = g.breachDate
 			}
-		}
-		if out[i].Breaches == nil {
-			out[i].Breaches = []string{}
 		}
 	}
 	if out == nil {
@@ -211,9 +222,9 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 		}
 		err = d.s.Tx(ctx, func(tx *store.Tx) error {
 			for i, r := range recs {
-				for _, t := range d.norm.Terms(&r.Record) {
+				for _, row := range src.indexRows(&r.Record, r.ID) {
 					if _, err := tx.Exec(ctx, `DELETE FROM darkweb_index WHERE type = ? AND hmac = ? AND date_added = ? AND record_id = ?`,
-						typeCodes[t.Type], src.index(t.Type, t.Value), got[i].dateAdded, r.ID); err != nil {
+						row.code, row.hmac, got[i].dateAdded, row.ref); err != nil {
 						return err
 					}
 				}
@@ -238,9 +249,9 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, next.ID(), blob, rec.Breach, rec.BreachDate, rec.Source, secret, email, got[i].dateAdded); err != nil {
 					return err
 				}
-				for _, t := range d.norm.Terms(&rec) {
+				for _, row := range dst.indexRows(&rec, id) {
 					if _, err := tx.Exec(ctx, `INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-						typeCodes[t.Type], dst.index(t.Type, t.Value), got[i].dateAdded, id); err != nil {
+						row.code, row.hmac, got[i].dateAdded, row.ref); err != nil {
 						return err
 					}
 				}

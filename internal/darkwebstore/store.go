@@ -140,6 +140,46 @@ var typeCodes = map[breach.Type]int{
 	breach.HashedPassword: 12, breach.VIN: 13, breach.Address: 14, breach.Phone: 15, breach.EmailDomain: 16,
 }
 
+// Listing index codes: internal rows that make the enterprise listings
+// index-only range scans. codeCredDomain rows (email-domain blind index →
+// record id) exist only for records with a password or hash;
+// codeDomainEmail rows point from an email-domain blind index to the
+// email's blind index (hex) instead of a record, so distinct emails,
+// first and last seen come from the index alone.
+const (
+	codeCredDomain  = 17
+	codeDomainEmail = 18
+)
+
+// indexRow is one darkweb_index row of a record (without its date).
+type indexRow struct {
+	code int
+	hmac []byte
+	ref  string
+}
+
+// indexRows returns every index row of a cleaned record with id.
+func (d *Store) indexRows(r *breach.Record, id string) []indexRow {
+	var out []indexRow
+	var emailHex string
+	if r.Email != "" {
+		emailHex = hex.EncodeToString(d.index(breach.Email, r.Email))
+	}
+	for _, t := range d.norm.Terms(r) {
+		h := d.index(t.Type, t.Value)
+		out = append(out, indexRow{typeCodes[t.Type], h, id})
+		if t.Type == breach.EmailDomain {
+			if r.HasSecret() {
+				out = append(out, indexRow{codeCredDomain, h, id})
+			}
+			if emailHex != "" {
+				out = append(out, indexRow{codeDomainEmail, h, emailHex})
+			}
+		}
+	}
+	return out
+}
+
 // idxLen is the stored length of a blind index: HMAC-SHA256 truncated to
 // 128 bits, ample against collisions at billions of rows.
 const idxLen = 16
@@ -260,8 +300,8 @@ func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error
 			if _, err := insRec.ExecContext(ctx, p.id, d.keys.ID(), p.blob, p.rec.Breach, p.rec.BreachDate, p.rec.Source, secret, email, now); err != nil {
 				return fmt.Errorf("insert record: %w", err)
 			}
-			for _, t := range d.norm.Terms(p.rec) {
-				if _, err := insIdx.ExecContext(ctx, typeCodes[t.Type], d.index(t.Type, t.Value), now, p.id); err != nil {
+			for _, row := range d.indexRows(p.rec, p.id) {
+				if _, err := insIdx.ExecContext(ctx, row.code, row.hmac, now, row.ref); err != nil {
 					return fmt.Errorf("insert index: %w", err)
 				}
 			}
