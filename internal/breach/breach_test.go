@@ -312,3 +312,25 @@ func FuzzCombolist(f *testing.F) {
 		}})
 	})
 }
+
+func FuzzCSVAndDeHashed(f *testing.F) {
+	f.Add("email,password\na@example.com,pw\n")
+	f.Add(`{"email":["a@example.com"],"password":"x"}` + "\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		check := Sink{Record: func(r Record) error {
+			if err := (Normalizer{}).Clean(&r); err == nil {
+				for _, v := range []string{r.Email, r.Username, r.Password, r.Name, r.Phone, r.BIN} {
+					if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+						t.Fatalf("invalid text kept: %+v", r)
+					}
+				}
+				if len(r.BIN) > 8 {
+					t.Fatalf("bin %q", r.BIN)
+				}
+			}
+			return nil
+		}}
+		ParseCSV(strings.NewReader(s), Options{File: "f"}, check)
+		ParseDeHashed(strings.NewReader(s), Options{File: "f"}, check)
+	})
+}
