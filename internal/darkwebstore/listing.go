@@ -1,6 +1,7 @@
 package darkwebstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -144,20 +145,45 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
+	// The records of the page's emails, a chunk of emails per query.
+	byEmail := map[string][]row{}
+	for start := 0; start < len(idxs); start += 500 {
+		chunk := idxs[start:min(start+500, len(idxs))]
+		args := make([]any, len(chunk))
+		for i, c := range chunk {
+			args[i] = c
+		}
+		rs, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added, r.email_idx
+			FROM darkweb_records r WHERE r.email_idx IN (`+marks(len(args))+`)`), args...)
+		if err != nil {
+			return nil, 0, err
+		}
+		for rs.Next() {
+			var r row
+			var idx []byte
+			if err := rs.Scan(&r.id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded, &idx); err != nil {
+				rs.Close()
+				return nil, 0, err
+			}
+			byEmail[string(idx)] = append(byEmail[string(idx)], r)
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return nil, 0, err
+		}
+	}
 	for i, idx := range idxs {
-		rs, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-			FROM darkweb_records r WHERE r.email_idx = ? ORDER BY r.date_added DESC, r.id LIMIT 100`), idx)
-		if err != nil {
-			return nil, 0, err
-		}
-		got, err := scanRows(rs)
-		if err != nil {
-			return nil, 0, err
-		}
+		got := byEmail[string(idx)]
 		out[i].Breaches = []string{}
 		if len(got) == 0 {
 			continue
 		}
+		slices.SortFunc(got, func(a, b row) int {
+			if c := cmp.Compare(b.dateAdded, a.dateAdded); c != 0 {
+				return c
+			}
+			return strings.Compare(a.id, b.id)
+		})
 		first, err := d.open(got[:1])
 		if err != nil {
 			return nil, 0, err
