@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/api/apitest"
 	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/breachgen"
@@ -28,8 +29,9 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
 		n = v
 	}
-	cfg := apitest.Options{}
-	e := apitest.New(b, "sqlite", cfg)
+	acfg := api.DefaultConfig()
+	acfg.RateLimit = 0 // the benchmark measures latency, not the limiter
+	e := apitest.New(b, "sqlite", apitest.Options{Config: &acfg})
 	g := breachgen.New(5, "example.com", "example.org", "example.net", "example.edu")
 	norm := e.Darkweb.Normalizer()
 	var sample []breach.Record
