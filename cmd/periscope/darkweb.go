@@ -76,6 +76,11 @@ func setupDarkweb(ctx context.Context, svc *services) error {
 		svc.log.Info("dark-web routes off: no --darkweb-key-file")
 		return nil
 	}
+	if c.KeyFile == "" && !strings.Contains(svc.cfg.Database, "://") {
+		// --demo without a key file: keep the demo key beside the demo
+		// database rather than in whatever directory serve runs from.
+		c.KeyFile = filepath.Join(filepath.Dir(svc.cfg.Database), "periscope-darkweb.key")
+	}
 	dw, err := openDarkweb(ctx, svc.store, c, true, svc.log)
 	if err != nil {
 		return fmt.Errorf("dark web: %w", err)
