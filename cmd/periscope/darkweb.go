@@ -76,10 +76,18 @@ func setupDarkweb(ctx context.Context, svc *services) error {
 		svc.log.Info("dark-web routes off: no --darkweb-key-file")
 		return nil
 	}
-	if c.KeyFile == "" && !strings.Contains(svc.cfg.Database, "://") {
+	if c.KeyFile == "" {
 		// --demo without a key file: keep the demo key beside the demo
-		// database rather than in whatever directory serve runs from.
-		c.KeyFile = filepath.Join(filepath.Dir(svc.cfg.Database), "periscope-darkweb.key")
+		// SQLite database, or (PostgreSQL) in the user's configuration
+		// directory, rather than in whatever directory serve runs from.
+		if !strings.Contains(svc.cfg.Database, "://") {
+			c.KeyFile = filepath.Join(filepath.Dir(svc.cfg.Database), "periscope-darkweb.key")
+		} else if dir, err := os.UserConfigDir(); err == nil {
+			if err := os.MkdirAll(filepath.Join(dir, "periscope"), 0o700); err != nil {
+				return fmt.Errorf("dark web: %w", err)
+			}
+			c.KeyFile = filepath.Join(dir, "periscope", "darkweb-demo.key")
+		}
 	}
 	dw, err := openDarkweb(ctx, svc.store, c, true, svc.log)
 	if err != nil {
