@@ -77,3 +77,33 @@ func TestDarkwebIngestRotateAndWrongKey(t *testing.T) {
 		})
 	}
 }
+
+func TestAccountRevealSecrets(t *testing.T) {
+	dsn := storetest.DSN(t, "sqlite")
+	if _, _, err := runCLI(t, "account", "create", "--company", "Revealer", "--email", "r@example.com", "--database", dsn); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, "account", "update", "Revealer", "--reveal-secrets", "--database", dsn)
+	if err != nil || !strings.Contains(out, "reveal-secrets:          true") {
+		t.Fatalf("update: %v\n%s", err, out)
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, err := st.AccountByCompany(context.Background(), "Revealer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dw := darkwebstore.New(st)
+	if on, err := dw.Reveal(context.Background(), a.ID); err != nil || !on {
+		t.Fatalf("reveal not recorded: %v %v", on, err)
+	}
+	if _, _, err := runCLI(t, "account", "update", "Revealer", "--reveal-secrets=false", "--database", dsn); err != nil {
+		t.Fatal(err)
+	}
+	if on, _ := dw.Reveal(context.Background(), a.ID); on {
+		t.Fatal("reveal not withdrawn")
+	}
+}
