@@ -23,6 +23,7 @@ ACCOUNT is an account id or company name. Settings:
   --max-results N  --rate-limit N (requests/min per key; 0 = deployment default)
   --max-organizations N  --max-domains N  --max-ranges N (quotas; 0 = the default:
     100 organizations, 250 domains and 250 IP ranges per account)
+  --reveal-secrets[=false] (update only: dark-web passwords and hashes in clear)
 `
 
 // accountFlags binds the account settings to a flag set; set reports which
@@ -96,6 +97,7 @@ func cmdAccount(ctx context.Context, e env, args []string) error {
 	cfg.Register(fs, e.getenv)
 	var af accountFlags
 	var company, email, first, last string
+	var reveal bool
 	switch sub {
 	case "create":
 		af.register(fs)
@@ -106,6 +108,7 @@ func cmdAccount(ctx context.Context, e env, args []string) error {
 	case "update":
 		af.register(fs)
 		fs.StringVar(&company, "company", "", "new company name")
+		fs.BoolVar(&reveal, "reveal-secrets", false, "show dark-web passwords and hashes to this account in clear for every record (=false to stop)")
 	case "list", "show":
 	default:
 		fmt.Fprint(e.stderr, accountUsage)
@@ -166,6 +169,12 @@ func cmdAccount(ctx context.Context, e env, args []string) error {
 		}
 		if err := st.UpdateAccount(ctx, a); err != nil {
 			return fmt.Errorf("account update: %s", periscope.ErrorMessage(err))
+		}
+		if flagSet(fs, "reveal-secrets") {
+			if err := setRevealSecrets(ctx, st, a.ID, reveal); err != nil {
+				return fmt.Errorf("account update: %w", err)
+			}
+			fmt.Fprintf(e.stdout, "reveal-secrets:          %v\n", reveal)
 		}
 	}
 	return showAccount(ctx, e, st, a)

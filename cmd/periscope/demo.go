@@ -144,6 +144,10 @@ func loadCapabilityDemos(ctx context.Context, svc *services, accounts demoAccoun
 	if err := loadWhoisDemo(ctx, svc); err != nil {
 		return err
 	}
+	// <demo:darkweb>
+	if err := loadDarkwebDemo(ctx, svc, accounts); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -176,5 +180,7 @@ func demoCurls(base, free, ent, oem string) []string {
 		c(oem, "-H 'Content-Type: application/json' -d '{\"registrar\":\"markmonitor\"}' "+base+"/api/v1/oem/whois/search"),
 	}
 	out = append(out, hostsCurls(base, free, oem)...)
+	// <curl:darkweb>
+	out = append(out, darkwebCurls(base, ent, oem)...)
 	return out
 }

@@ -28,6 +28,8 @@ func ingesters() map[string]ingester {
 	addBrandIngesters(m)
 	// <ingest:whois>
 	addWhoisIngesters(m)
+	// <ingest:darkweb>
+	addDarkwebIngesters(m)
 	return m
 }
 
@@ -50,6 +52,9 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 	in, ok := kinds[kind]
 	if !ok {
 		return fmt.Errorf("ingest: unknown kind %q (kinds: %s)", kind, strings.Join(names, ", "))
+	}
+	if isDarkwebKind(kind) {
+		return ingestDarkweb(ctx, e, kind, args)
 	}
 	var cfg config.Config
 	fs := newFlags(e, "ingest "+kind)

@@ -29,6 +29,7 @@ Usage:
   periscope export hosts [--domain example.com] [--out file]
   periscope permute <domain> [--dictionary FILE] [--tld FILE]
   periscope whois [--json] [--no-cache] DOMAIN
+  periscope darkweb rotate-key [--darkweb-key-file FILE]
   periscope version
 
 Run "periscope <command> -h" for the flags of a command.
@@ -74,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdPermute(ctx, e, rest)
 	case "whois":
 		return cmdWhois(ctx, e, rest)
+	case "darkweb":
+		return cmdDarkweb(ctx, e, rest)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "periscope", version)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"log/slog"
 	"net"
 	"net/http"
@@ -49,6 +50,8 @@ type services struct {
 	// onServer run once the API server exists (to register metrics on
 	// its registry).
 	onServer []func(*api.Server) error
+	darkweb  *darkwebConfig      // dark-web flags
+	dw       *darkwebstore.Store // unlocked dark-web store, nil when off
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -69,6 +72,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	darkwebCfg := registerDarkwebFlags(fs, e.getenv)
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -88,7 +92,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 
 	deps := wire.APIDeps(st, log)
-	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, monitorCfg: monitorCfg}
+	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, monitorCfg: monitorCfg, darkweb: darkwebCfg}
 	defer func() {
 		for _, c := range svc.closers {
 			c()
@@ -191,6 +195,10 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 	}
 	// <setup:monitor>
 	if err := setupMonitor(svc); err != nil {
+		return err
+	}
+	// <setup:darkweb>
+	if err := setupDarkweb(ctx, svc); err != nil {
 		return err
 	}
 	return nil

@@ -74,4 +74,8 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/enterprise/on-demand-scans", enterpriseCharged, s.handleOnDemandScan)
 	s.handle("POST /api/v1/oem/on-demand-scan", oemCharged, s.handleOEMOnDemandScan)
 	s.handle("POST /api/v1/oem/on-demand-scan/scan-status", oemFree, s.handleOEMScanStatus)
+	// <routes:darkweb>
+	s.handle("POST /api/v1/oem/darkweb/search", oemCharged, s.handleDarkwebSearch)
+	s.handle("GET /api/v1/enterprise/darkweb/compromised-credentials", enterprise, s.handleCompromisedCredentials)
+	s.handle("GET /api/v1/enterprise/darkweb/discovered-emails", enterprise, s.handleDiscoveredEmails)
 }

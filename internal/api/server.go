@@ -84,6 +84,9 @@ type Deps struct {
 	// Scans is active monitoring (domain verification and on-demand
 	// scans); nil answers those routes 503.
 	Scans ScanService
+	// Darkweb is the breach store behind the dark-web routes; nil answers
+	// them 503.
+	Darkweb Darkweb
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -109,12 +112,13 @@ type Server struct {
 	whois    WhoisService
 	alerts   AlertService
 	scans    ScanService
+	darkweb  Darkweb
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans}
+		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb}
 	if s.now == nil {
 		s.now = time.Now
 	}

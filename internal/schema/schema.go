@@ -7,6 +7,7 @@ package schema
 import (
 	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/scanstore"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -19,11 +20,12 @@ import (
 // orders migrations by version across sets.
 func Sets() []store.MigrationSet {
 	return []store.MigrationSet{
-		vulnstore.Migrations(),  // 0002
-		hoststore.Migrations(),  // 0003, 0005, 0006, 0007
-		brandstore.Migrations(), // 0004
-		whoisstore.Migrations(), // 0010
-		alertstore.Migrations(), // 0011
-		scanstore.Migrations(),  // 0013
+		vulnstore.Migrations(),    // 0002
+		hoststore.Migrations(),    // 0003, 0005, 0006, 0007
+		brandstore.Migrations(),   // 0004
+		whoisstore.Migrations(),   // 0010
+		alertstore.Migrations(),   // 0011
+		darkwebstore.Migrations(), // 0012
+		scanstore.Migrations(),    // 0013
 	}
 }

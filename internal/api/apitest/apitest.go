@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -73,6 +75,8 @@ type Env struct {
 	// Monitor is the brand monitor the server is handed (no worker runs:
 	// searches are computed on demand).
 	Monitor *monitor.Monitor
+	// Darkweb is the unlocked dark-web store the server uses.
+	Darkweb *darkwebstore.Store
 	Server  *api.Server
 	HTTP    *httptest.Server
 	Clock   *Clock
@@ -108,9 +112,19 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 	hs, vs, bs := hoststore.New(s), vulnstore.New(s), brandstore.New(s)
 	mon := monitor.New(s, hs, bs, monitor.Options{})
 	cfg := api.DefaultConfig()
+	// The dark-web store, unlocked with a fixed test key.
+	dw := darkwebstore.New(s)
+	key, err := breach.NewKeyring([]byte("periscope-test-darkweb-key-32byt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dw.Unlock(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
 	d := api.Deps{Accounts: s, Orgs: s, Hosts: hs, Vulns: vs, Listings: bs, Brand: mon, Now: clock.Now,
-		Whois:  whoislookup.New(whoislookup.Config{Store: whoisstore.New(s), Now: clock.Now}),
-		Alerts: &alerts.Service{Store: alertstore.New(s), DB: s}}
+		Whois:   whoislookup.New(whoislookup.Config{Store: whoisstore.New(s), Now: clock.Now}),
+		Alerts:  &alerts.Service{Store: alertstore.New(s), DB: s},
+		Darkweb: dw}
 	for _, o := range opts {
 		if o.Config != nil {
 			cfg = *o.Config

@@ -1,0 +1,383 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/darkwebstore"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// darkwebConfig is the dark-web configuration shared by serve, ingest and
+// rotate-key.
+type darkwebConfig struct {
+	KeyFile string // master key file (64 hex digits, mode 0600)
+	Region  string // phone region assumed without a country code
+}
+
+// defaultDarkwebKeyFile is where the key lives unless told otherwise.
+const defaultDarkwebKeyFile = "./periscope-darkweb.key"
+
+func registerDarkwebFlags(fs *flag.FlagSet, getenv config.Getenv) *darkwebConfig {
+	c := &darkwebConfig{}
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	fs.StringVar(&c.KeyFile, "darkweb-key-file", env("PERISCOPE_DARKWEB_KEY_FILE", ""),
+		"file holding the dark-web master key (created with mode 0600 on first use; back it up: without it the breach data cannot be read) (env PERISCOPE_DARKWEB_KEY_FILE)")
+	fs.StringVar(&c.Region, "phone-region", env("PERISCOPE_PHONE_REGION", "US"),
+		"region assumed for phone numbers written without a country code (env PERISCOPE_PHONE_REGION)")
+	return c
+}
+
+// openDarkweb migrates the dark-web schema, loads (or, when create is set,
+// creates) the key and unlocks the store with it.
+func openDarkweb(ctx context.Context, st *store.Store, c *darkwebConfig, create bool, log *slog.Logger) (*darkwebstore.Store, error) {
+	if _, err := st.Migrate(ctx, darkwebstore.Migrations()); err != nil {
+		return nil, fmt.Errorf("migrate dark-web schema: %w", err)
+	}
+	path := c.KeyFile
+	if path == "" {
+		path = defaultDarkwebKeyFile
+	}
+	k, err := breach.LoadOrCreateKey(path, create, func(p string) {
+		abs, _ := filepath.Abs(p)
+		log.Warn("created a new dark-web master key: back it up, the breach data cannot be read without it", "path", abs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	dw := darkwebstore.New(st)
+	dw.SetRegion(c.Region)
+	if err := dw.Unlock(ctx, k); err != nil {
+		return nil, err
+	}
+	return dw, nil
+}
+
+// setupDarkweb unlocks the dark-web store for the API when a key file is
+// configured (or, under --demo, at the default path, creating it).
+func setupDarkweb(ctx context.Context, svc *services) error {
+	c := svc.darkweb
+	if c == nil || (c.KeyFile == "" && !svc.cfg.Demo) {
+		svc.log.Info("dark-web routes off: no --darkweb-key-file")
+		return nil
+	}
+	if c.KeyFile == "" {
+		// --demo without a key file: keep the demo key beside the demo
+		// SQLite database, or (PostgreSQL) in the user's configuration
+		// directory, rather than in whatever directory serve runs from.
+		if !strings.Contains(svc.cfg.Database, "://") {
+			c.KeyFile = filepath.Join(filepath.Dir(svc.cfg.Database), "periscope-darkweb.key")
+		} else if dir, err := os.UserConfigDir(); err == nil {
+			if err := os.MkdirAll(filepath.Join(dir, "periscope"), 0o700); err != nil {
+				return fmt.Errorf("dark web: %w", err)
+			}
+			c.KeyFile = filepath.Join(dir, "periscope", "darkweb-demo.key")
+		}
+	}
+	dw, err := openDarkweb(ctx, svc.store, c, true, svc.log)
+	if err != nil {
+		return fmt.Errorf("dark web: %w", err)
+	}
+	svc.deps.Darkweb = dw
+	svc.dw = dw
+	return nil
+}
+
+// darkwebKinds are the ingest kinds of the dark web (API.md §5).
+var darkwebKinds = []string{"combolist", "breach-csv", "dehashed", "stealer", "breaches"}
+
+// addDarkwebIngesters lists the dark-web kinds; cmdIngest hands them to
+// ingestDarkweb, which reads their own flags.
+func addDarkwebIngesters(m map[string]ingester) {
+	for _, k := range darkwebKinds {
+		m[k] = nil
+	}
+}
+
+func isDarkwebKind(kind string) bool {
+	for _, k := range darkwebKinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// mapFlag collects repeated --map col=field.
+type mapFlag map[string]string
+
+func (m mapFlag) String() string { return fmt.Sprint(map[string]string(m)) }
+func (m mapFlag) Set(v string) error {
+	col, field, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(col) == "" {
+		return fmt.Errorf("want col=field, got %q", v)
+	}
+	m[strings.TrimSpace(col)] = strings.TrimSpace(field)
+	return nil
+}
+
+// darkwebSummary counts a dark-web ingest.
+type darkwebSummary struct {
+	Read, Added, Duplicates, Rejected, Breaches int
+	Rejects                                     []string
+}
+
+func (s *darkwebSummary) reject(r string) {
+	s.Rejected++
+	if len(s.Rejects) < 20 {
+		s.Rejects = append(s.Rejects, r)
+	}
+}
+
+// darkwebBatch is how many records one transaction stores.
+const darkwebBatch = 2000
+
+// darkwebRun feeds parsed records to the store in batches.
+type darkwebRun struct {
+	dw    *darkwebstore.Store
+	norm  breach.Normalizer
+	sum   darkwebSummary
+	batch []breach.Record
+	prog  *progress
+}
+
+func (r *darkwebRun) sink(ctx context.Context) breach.Sink {
+	return breach.Sink{
+		Record: func(rec breach.Record) error {
+			r.sum.Read++
+			if err := r.norm.Clean(&rec); err != nil {
+				r.sum.reject(fmt.Sprintf("record %d: %v", r.sum.Read, err))
+				return nil
+			}
+			r.batch = append(r.batch, rec)
+			if len(r.batch) >= darkwebBatch {
+				return r.flush(ctx)
+			}
+			return nil
+		},
+		Reject: func(rj breach.Reject) {
+			r.sum.Read++
+			r.sum.reject(rj.String())
+		},
+	}
+}
+
+func (r *darkwebRun) flush(ctx context.Context) error {
+	if len(r.batch) == 0 {
+		return nil
+	}
+	res, err := r.dw.Add(ctx, r.batch)
+	r.batch = r.batch[:0]
+	if err != nil {
+		return err
+	}
+	r.sum.Added += res.Added
+	r.sum.Duplicates += res.Duplicates
+	if r.prog != nil {
+		r.prog.update(ingestCounts{read: r.sum.Read, inserted: r.sum.Added, unchanged: r.sum.Duplicates, rejected: r.sum.Rejected})
+	}
+	return nil
+}
+
+// ingestDarkwebSource parses one file or folder of the kind.
+func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Options) error {
+	o.File = src
+	if kind == "stealer" {
+		fi, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s: a stealer log is a folder", src)
+		}
+		if err := breach.ParseStealer(src, o, r.sink(ctx)); err != nil {
+			return err
+		}
+		return r.flush(ctx)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	switch kind {
+	case "combolist":
+		err = breach.ParseCombolist(f, o, r.sink(ctx))
+	case "breach-csv":
+		err = breach.ParseCSV(f, o, r.sink(ctx))
+	case "dehashed":
+		err = breach.ParseDeHashed(f, o, r.sink(ctx))
+	case "breaches":
+		return breach.ParseBreaches(f, o, func(b breach.BreachInfo) error {
+			r.sum.Read++
+			r.sum.Breaches++
+			return r.dw.PutBreach(ctx, b)
+		}, func(rj breach.Reject) { r.sum.Read++; r.sum.reject(rj.String()) })
+	default:
+		return fmt.Errorf("unknown dark-web kind %q", kind)
+	}
+	if err != nil {
+		// Records of the batch not yet stored are dropped with the error
+		// (a truncated JSON document stores nothing).
+		r.batch = r.batch[:0]
+		return err
+	}
+	return r.flush(ctx)
+}
+
+// ingestDarkweb runs `periscope ingest <dark-web kind> …`.
+func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error {
+	var cfg config.Config
+	fs := newFlags(e, "ingest "+kind)
+	cfg.Register(fs, e.getenv)
+	dc := registerDarkwebFlags(fs, e.getenv)
+	var o breach.Options
+	var enc string
+	maps := mapFlag{}
+	fs.StringVar(&o.Breach, "breach", "", "breach (database) name the records belong to (required for combolist; default for the other kinds)")
+	fs.StringVar(&o.BreachDate, "breach-date", "", "breach date, YYYY-MM-DD")
+	fs.StringVar(&enc, "encoding", "utf-8", "input encoding: utf-8 (invalid lines rejected), latin1, windows-1252, or auto (UTF-8 where valid, else Windows-1252)")
+	fs.Var(maps, "map", "breach-csv: map a column to a field, col=field (repeatable; field skip ignores the column)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return fmt.Errorf("ingest %s: give at least one file or folder", kind)
+	}
+	if o.Encoding, err = breach.ParseEncoding(enc); err != nil {
+		return fmt.Errorf("ingest %s: %w", kind, err)
+	}
+	if o.BreachDate != "" {
+		if _, err := time.Parse(time.DateOnly, o.BreachDate); err != nil {
+			return fmt.Errorf("ingest %s: --breach-date must be YYYY-MM-DD (got %q)", kind, o.BreachDate)
+		}
+	}
+	if err := breach.CheckText(o.Breach); err != nil || len(o.Breach) > 200 {
+		return fmt.Errorf("ingest %s: --breach must be short text", kind)
+	}
+	if kind == "combolist" && o.Breach == "" {
+		return errors.New("ingest combolist: --breach NAME is required (a combolist names no breach of its own)")
+	}
+	if err := breach.CheckMap(maps); err != nil {
+		return err
+	}
+	o.Map = maps
+	st, err := openStore(ctx, &cfg, store.PageCacheMiB(ingestCacheMiB))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log := newLogger(e.stderr, cfg.LogLevel)
+	dw, err := openDarkweb(ctx, st, dc, true, log)
+	if err != nil {
+		return fmt.Errorf("ingest %s: %w", kind, err)
+	}
+	start := time.Now()
+	r := &darkwebRun{dw: dw, norm: dw.Normalizer(), prog: newProgress(e.stderr)}
+	firstErr := eachSource(ctx, e.stderr, pos, func(src string) error { return r.source(ctx, kind, src, o) })
+	r.prog.done()
+	printDarkwebSummary(e.stdout, kind, len(pos), r.sum, time.Since(start))
+	return firstErr
+}
+
+func printDarkwebSummary(w io.Writer, kind string, sources int, s darkwebSummary, d time.Duration) {
+	if kind == "breaches" {
+		fmt.Fprintf(w, "ingest breaches: %d sources, %d breaches stored, %d rejected in %s\n", sources, s.Breaches, s.Rejected, d.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(w, "ingest %s: %d sources, read %d, added %d, already stored %d, rejected %d in %s (%.0f records/s)\n",
+			kind, sources, s.Read, s.Added, s.Duplicates, s.Rejected, d.Round(time.Millisecond), float64(s.Read)/max(d.Seconds(), 1e-9))
+	}
+	for _, r := range s.Rejects {
+		fmt.Fprintf(w, "  rejected %s\n", r)
+	}
+	if s.Rejected > len(s.Rejects) {
+		fmt.Fprintf(w, "  … and %d more rejected\n", s.Rejected-len(s.Rejects))
+	}
+}
+
+// cmdDarkweb runs `periscope darkweb rotate-key`.
+func cmdDarkweb(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 || args[0] != "rotate-key" {
+		return errors.New("darkweb: usage: periscope darkweb rotate-key [--darkweb-key-file FILE]")
+	}
+	var cfg config.Config
+	fs := newFlags(e, "darkweb rotate-key")
+	cfg.Register(fs, e.getenv)
+	dc := registerDarkwebFlags(fs, e.getenv)
+	if _, err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	path := dc.KeyFile
+	if path == "" {
+		path = defaultDarkwebKeyFile
+	}
+	old, err := breach.LoadOrCreateKey(path, false, nil)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx, darkwebstore.Migrations()); err != nil {
+		return err
+	}
+	// The new key is written before anything is re-sealed, so an
+	// interrupted rotation resumes with the same two keys.
+	newPath := path + ".new"
+	next, err := breach.LoadOrCreateKey(newPath, true, func(p string) {
+		fmt.Fprintf(e.stdout, "new key written to %s\n", p)
+	})
+	if err != nil {
+		return err
+	}
+	dw := darkwebstore.New(st)
+	dw.SetRegion(dc.Region)
+	p := newProgress(e.stderr)
+	err = dw.Rotate(ctx, old, next, func(done int) { p.update(ingestCounts{read: done, updated: done}) })
+	p.done()
+	if err != nil {
+		return fmt.Errorf("rotate-key: %w (run it again to resume)", err)
+	}
+	retired := fmt.Sprintf("%s.retired-%s", path, old.ID())
+	if err := os.Rename(path, retired); err != nil {
+		return err
+	}
+	if err := os.Rename(newPath, path); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "rotated the dark-web key %s → %s; the old key is in %s: destroy it once your backups hold the new key\n", old.ID(), next.ID(), retired)
+	return nil
+}
+
+// setRevealSecrets records `account update --reveal-secrets`.
+func setRevealSecrets(ctx context.Context, st *store.Store, accountID string, on bool) error {
+	if _, err := st.Migrate(ctx, darkwebstore.Migrations()); err != nil {
+		return err
+	}
+	return darkwebstore.New(st).SetReveal(ctx, accountID, on)
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

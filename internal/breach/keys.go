@@ -1,0 +1,180 @@
+package breach
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// Keyring holds a master key and the keys derived from it with HKDF-SHA256:
+// one AES-256-GCM key for the records, one HMAC-SHA256 key per search type
+// for the blind indexes, one for record identities and one for the key
+// check value stored beside the data.
+type Keyring struct {
+	id    string
+	aead  cipher.AEAD
+	index map[Type][]byte
+	ident []byte
+	check []byte
+}
+
+// KeySize is the master key's length in bytes.
+const KeySize = 32
+
+// NewKeyring derives a keyring from a 32-byte master key.
+func NewKeyring(master []byte) (*Keyring, error) {
+	if len(master) != KeySize {
+		return nil, fmt.Errorf("master key must be %d bytes, got %d", KeySize, len(master))
+	}
+	derive := func(info string) []byte {
+		k, err := hkdf.Key(sha256.New, master, nil, "periscope darkweb v1 "+info, 32)
+		if err != nil {
+			panic(err) // only for lengths over 255*32
+		}
+		return k
+	}
+	block, err := aes.NewCipher(derive("records"))
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	k := &Keyring{aead: aead, index: map[Type][]byte{}, ident: derive("identity"), check: derive("check")}
+	for _, t := range append(Types, EmailDomain) {
+		k.index[t] = derive("index " + string(t))
+	}
+	k.id = hex.EncodeToString(derive("key id")[:8])
+	return k, nil
+}
+
+// ID names the master key without revealing it; every row records the id
+// of the key that sealed it.
+func (k *Keyring) ID() string { return k.id }
+
+// Check is the key check value: stored with the data, it tells whether a
+// key is the one the data was written with.
+func (k *Keyring) Check() []byte {
+	m := hmac.New(sha256.New, k.check)
+	m.Write([]byte("periscope darkweb key check"))
+	return m.Sum(nil)
+}
+
+// Index returns the blind index of a normalised value of type t.
+func (k *Keyring) Index(t Type, v string) []byte {
+	m := hmac.New(sha256.New, k.index[t])
+	m.Write([]byte(v))
+	return m.Sum(nil)
+}
+
+// RecordID returns the id of a cleaned record: the keyed hash of its
+// identity, hex-encoded (an unkeyed hash would let anyone with the
+// database test guessed email/password pairs).
+func (k *Keyring) RecordID(r *Record) string {
+	m := hmac.New(sha256.New, k.ident)
+	m.Write([]byte(r.Identity()))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// Seal encrypts a record's sensitive fields, bound to its id (a sealed
+// blob moved to another row does not open).
+func (k *Keyring) Seal(id string, r *Record) ([]byte, error) {
+	plain, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+len(plain)+k.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return k.aead.Seal(nonce, nonce, plain, []byte(id)), nil
+}
+
+// Open decrypts a blob sealed for id into r (the clear metadata fields
+// are left as they are).
+func (k *Keyring) Open(id string, blob []byte, r *Record) error {
+	ns := k.aead.NonceSize()
+	if len(blob) < ns+k.aead.Overhead() {
+		return errors.New("sealed record too short")
+	}
+	plain, err := k.aead.Open(nil, blob[:ns], blob[ns:], []byte(id))
+	if err != nil {
+		return errors.New("sealed record does not open with this key (wrong key or tampered row)")
+	}
+	return json.Unmarshal(plain, r)
+}
+
+// KeyFileLogger is told when a key file is created.
+type KeyFileLogger func(path string)
+
+// LoadOrCreateKey reads the master key from path (64 hex digits, a
+// trailing newline allowed). When the file does not exist and create is
+// set it writes a new random key with mode 0600 and calls created. A key
+// file readable by group or others is refused.
+func LoadOrCreateKey(path string, create bool, created KeyFileLogger) (*Keyring, error) {
+	if path == "" {
+		return nil, errors.New("no dark-web key file given (--darkweb-key-file)")
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		master := make([]byte, KeySize)
+		if _, err := rand.Read(master); err != nil {
+			return nil, err
+		}
+		if err := WriteKeyFile(path, master); err != nil {
+			return nil, err
+		}
+		if created != nil {
+			created(path)
+		}
+		return NewKeyring(master)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read dark-web key file: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("dark-web key file %s is readable by others (mode %o): chmod 600 it", path, fi.Mode().Perm())
+	}
+	master, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(master) != KeySize {
+		return nil, fmt.Errorf("dark-web key file %s: want %d hex digits", path, 2*KeySize)
+	}
+	return NewKeyring(master)
+}
+
+// WriteKeyFile writes master hex-encoded to a new file with mode 0600; an
+// existing file is never overwritten.
+func WriteKeyFile(path string, master []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("create dark-web key file: %w", err)
+	}
+	if _, err := f.WriteString(hex.EncodeToString(master) + "\n"); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("write dark-web key file: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// NewMasterKey returns a random master key.
+func NewMasterKey() ([]byte, error) {
+	k := make([]byte, KeySize)
+	_, err := rand.Read(k)
+	return k, err
+}

@@ -1,0 +1,422 @@
+// Package breach is the domain logic of dark-web breach intelligence: the
+// record, the normalisation of each of the fifteen search types, the
+// encryption of sensitive fields and the blind indexes they are searched
+// through, and the parsers of the breach layouts Periscope ingests. It
+// touches no database (internal/darkwebstore keeps the rows).
+package breach
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/nyaruka/phonenumbers"
+	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Type is a search type of POST /oem/darkweb/search.
+type Type string
+
+// The fifteen search types of the seed, plus the internal email_domain
+// index the enterprise listings use.
+const (
+	Username       Type = "username"
+	Name           Type = "name"
+	Email          Type = "email"
+	Hostname       Type = "hostname"
+	MAC            Type = "mac_address"
+	IP             Type = "ip_address"
+	OrgAlias       Type = "org_alias"
+	BIN            Type = "bin"
+	CVE            Type = "cve"
+	Domain         Type = "domain"
+	Password       Type = "password"
+	HashedPassword Type = "hashed_password"
+	VIN            Type = "vin"
+	Address        Type = "address"
+	Phone          Type = "phone"
+	// EmailDomain indexes an email's host and each parent down to the
+	// registrable domain: the enterprise listings find an organization's
+	// domain and subdomains through it. It is not a public search type.
+	EmailDomain Type = "email_domain"
+)
+
+// Types lists the public search types in the seed's order.
+var Types = []Type{Username, Name, Email, Hostname, MAC, IP, OrgAlias, BIN, CVE, Domain, Password, HashedPassword, VIN, Address, Phone}
+
+// ParseType returns the search type named s.
+func ParseType(s string) (Type, bool) {
+	for _, t := range Types {
+		if string(t) == s {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// MaxField bounds every field of a record, in bytes.
+const MaxField = 4096
+
+// ErrEmpty is returned by Normalize for a value that is empty once cleaned.
+var ErrEmpty = errors.New("empty value")
+
+// Normalizer turns raw values into the canonical form that is indexed and
+// searched. The zero value uses region US for phone numbers without a
+// country code.
+type Normalizer struct {
+	// Region is the ISO 3166 region assumed for national phone numbers.
+	Region string
+}
+
+var fold = cases.Fold()
+
+// CheckText refuses text that must never be stored: invalid UTF-8, NUL,
+// other C0 controls but tab, and (by construction of valid UTF-8) lone
+// surrogates.
+func CheckText(s string) error {
+	if !utf8.ValidString(s) {
+		return errors.New("invalid UTF-8")
+	}
+	for _, r := range s {
+		if r == 0 {
+			return errors.New("NUL byte")
+		}
+		if r < 0x20 && r != '\t' || r == 0x7f {
+			return fmt.Errorf("control character U+%04X", r)
+		}
+	}
+	return nil
+}
+
+// Normalize returns the canonical form of v as a value of type t.
+func (n Normalizer) Normalize(t Type, v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", ErrEmpty
+	}
+	if len(v) > MaxField {
+		return "", fmt.Errorf("longer than %d bytes", MaxField)
+	}
+	if err := CheckText(v); err != nil {
+		return "", err
+	}
+	switch t {
+	case Email:
+		return normEmail(v)
+	case Username, Address, OrgAlias:
+		return fold.String(norm.NFC.String(v)), nil
+	case Name:
+		return strings.Join(strings.Fields(fold.String(norm.NFKC.String(v))), " "), nil
+	case Domain, EmailDomain:
+		return normDomain(v, t == Domain)
+	case Hostname:
+		return normHostname(v)
+	case IP:
+		a, err := netip.ParseAddr(strings.Trim(v, "[]"))
+		if err != nil {
+			return "", errors.New("not an IP address")
+		}
+		return a.Unmap().WithZone("").String(), nil
+	case Phone:
+		return n.normPhone(v)
+	case VIN:
+		return normVIN(v)
+	case MAC:
+		return normMAC(v)
+	case BIN:
+		return normBIN(v)
+	case HashedPassword:
+		h, _, err := NormalizeHash(v)
+		return h, err
+	case Password:
+		return v, nil
+	case CVE:
+		c := strings.ToUpper(v)
+		if !cveRE.MatchString(c) {
+			return "", errors.New("not a CVE id (CVE-YYYY-NNNN)")
+		}
+		return c, nil
+	}
+	return "", fmt.Errorf("unknown type %q", t)
+}
+
+var cveRE = regexp.MustCompile(`^CVE-\d{4}-\d{4,7}$`)
+
+func normEmail(v string) (string, error) {
+	v = strings.Trim(v, "<>\"' ")
+	local, host, ok := strings.Cut(v, "@")
+	if !ok || local == "" || host == "" || strings.Contains(host, "@") || strings.ContainsAny(v, " \t,;:") {
+		return "", errors.New("not an email address")
+	}
+	h, err := normHostname(host)
+	if err != nil || !strings.Contains(h, ".") {
+		return "", errors.New("not an email address: bad domain")
+	}
+	return fold.String(norm.NFC.String(local)) + "@" + h, nil
+}
+
+// normHostname lower-cases and IDNA-encodes a host name.
+func normHostname(v string) (string, error) {
+	v = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(v)), ".")
+	if v == "" {
+		return "", ErrEmpty
+	}
+	a, err := idna.Lookup.ToASCII(v)
+	if err != nil {
+		// Machine names from stealer logs (DESKTOP-AB12CD) are not DNS
+		// names; keep them lower-cased when they are plain.
+		if !hostLabelRE.MatchString(v) {
+			return "", errors.New("not a host name")
+		}
+		a = v
+	}
+	a = strings.TrimSuffix(a, ".")
+	if a == "" || strings.HasPrefix(a, ".") || strings.HasSuffix(a, ".") || strings.Contains(a, "..") {
+		return "", errors.New("not a host name")
+	}
+	return a, nil
+}
+
+var hostLabelRE = regexp.MustCompile(`^[\p{L}\p{N}_.-]{1,253}$`)
+
+// normDomain returns the registrable domain of v (the public-suffix list's
+// eTLD+1) when registrable is set, else the host itself.
+func normDomain(v string, registrable bool) (string, error) {
+	if i := strings.LastIndexByte(v, '@'); i >= 0 {
+		v = v[i+1:]
+	}
+	h, err := normHostname(v)
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(h, ".") {
+		return "", errors.New("not a domain name")
+	}
+	if !registrable {
+		return h, nil
+	}
+	d, err := publicsuffix.EffectiveTLDPlusOne(h)
+	if err != nil {
+		return "", fmt.Errorf("not a registrable domain: %w", err)
+	}
+	return d, nil
+}
+
+// DomainLevels returns host and each parent down to its registrable
+// domain (a.b.example.co.uk → a.b.example.co.uk, b.example.co.uk,
+// example.co.uk).
+func DomainLevels(host string) []string {
+	reg, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return nil
+	}
+	out := []string{host}
+	for h := host; h != reg; {
+		_, rest, ok := strings.Cut(h, ".")
+		if !ok {
+			break
+		}
+		h = rest
+		out = append(out, h)
+	}
+	return out
+}
+
+func (n Normalizer) normPhone(v string) (string, error) {
+	region := n.Region
+	if region == "" {
+		region = "US"
+	}
+	p, err := phonenumbers.Parse(v, region)
+	if err == nil && phonenumbers.IsPossibleNumber(p) {
+		return phonenumbers.Format(p, phonenumbers.E164), nil
+	}
+	// Not a number the library can place: keep its digits so the same
+	// text still finds it.
+	var b strings.Builder
+	for _, r := range v {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() < 5 || b.Len() > 17 {
+		return "", errors.New("not a phone number")
+	}
+	return b.String(), nil
+}
+
+// vinValues are the transliteration values of ISO 3779 check digits.
+var vinWeights = [17]int{8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2}
+
+func vinValue(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'A' && c <= 'H':
+		return int(c-'A') + 1
+	case c >= 'J' && c <= 'N':
+		return int(c-'J') + 1
+	case c == 'P':
+		return 7
+	case c == 'R':
+		return 9
+	case c >= 'S' && c <= 'Z':
+		return int(c-'S') + 2
+	}
+	return -1
+}
+
+// VINCheckDigit returns the ISO 3779 (North American) check digit of a
+// 17-character VIN, or 0 when a character is not allowed.
+func VINCheckDigit(v string) byte {
+	if len(v) != 17 {
+		return 0
+	}
+	sum := 0
+	for i := 0; i < 17; i++ {
+		x := vinValue(v[i])
+		if x < 0 {
+			return 0
+		}
+		sum += x * vinWeights[i]
+	}
+	if r := sum % 11; r == 10 {
+		return 'X'
+	} else {
+		return byte('0' + r)
+	}
+}
+
+func normVIN(v string) (string, error) {
+	v = strings.ToUpper(strings.ReplaceAll(strings.ReplaceAll(v, " ", ""), "-", ""))
+	if len(v) != 17 {
+		return "", errors.New("a VIN has 17 characters")
+	}
+	for i := 0; i < 17; i++ {
+		if vinValue(v[i]) < 0 {
+			return "", errors.New("a VIN has no I, O or Q and only letters and digits")
+		}
+	}
+	return v, nil
+}
+
+func normMAC(v string) (string, error) {
+	var b strings.Builder
+	for _, r := range strings.ToLower(v) {
+		switch {
+		case r >= '0' && r <= '9', r >= 'a' && r <= 'f':
+			b.WriteRune(r)
+		case r == ':' || r == '-' || r == '.' || r == ' ':
+		default:
+			return "", errors.New("not a MAC address")
+		}
+	}
+	if b.Len() != 12 {
+		return "", errors.New("a MAC address has 12 hex digits")
+	}
+	return b.String(), nil
+}
+
+// digits returns the decimal digits of v when v holds only digits and
+// separators (space, dash).
+func digits(v string) (string, bool) {
+	var b strings.Builder
+	for _, r := range v {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == ' ' || r == '-':
+		default:
+			return "", false
+		}
+	}
+	return b.String(), b.Len() > 0
+}
+
+func normBIN(v string) (string, error) {
+	d, ok := digits(v)
+	if !ok || len(d) < 6 {
+		return "", errors.New("a BIN is 6 to 8 digits")
+	}
+	if len(d) > 8 {
+		// A full card number: only its first six digits are a BIN.
+		return d[:6], nil
+	}
+	return d, nil
+}
+
+// ReduceCard returns the BIN and last four digits of a card number, so a
+// full number found in input is never stored whole. ok is false when v is
+// not a 12–19 digit number passing the Luhn check.
+func ReduceCard(v string) (bin, last4 string, ok bool) {
+	d, isNum := digits(v)
+	if !isNum || len(d) < 12 || len(d) > 19 || !luhn(d) {
+		return "", "", false
+	}
+	return d[:6], d[len(d)-4:], true
+}
+
+func luhn(d string) bool {
+	sum, dbl := 0, false
+	for i := len(d) - 1; i >= 0; i-- {
+		x := int(d[i] - '0')
+		if dbl {
+			if x *= 2; x > 9 {
+				x -= 9
+			}
+		}
+		sum += x
+		dbl = !dbl
+	}
+	return sum%10 == 0
+}
+
+var hexRE = regexp.MustCompile(`^[0-9a-f]+$`)
+
+// NormalizeHash returns a password hash in canonical form (hex lower-cased,
+// modular-crypt strings as written) and its detected type: md5, ntlm (both
+// 32 hex digits: md5 is assumed unless the source says ntlm), sha1,
+// sha256, sha512, bcrypt, md5crypt, sha256crypt, sha512crypt, argon2, or
+// "unknown".
+func NormalizeHash(v string) (string, string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", "", ErrEmpty
+	}
+	if err := CheckText(v); err != nil {
+		return "", "", err
+	}
+	switch {
+	case strings.HasPrefix(v, "$2a$"), strings.HasPrefix(v, "$2b$"), strings.HasPrefix(v, "$2y$"):
+		return v, "bcrypt", nil
+	case strings.HasPrefix(v, "$1$"):
+		return v, "md5crypt", nil
+	case strings.HasPrefix(v, "$5$"):
+		return v, "sha256crypt", nil
+	case strings.HasPrefix(v, "$6$"):
+		return v, "sha512crypt", nil
+	case strings.HasPrefix(v, "$argon2"):
+		return v, "argon2", nil
+	}
+	l := strings.ToLower(v)
+	if hexRE.MatchString(l) {
+		switch len(l) {
+		case 32:
+			return l, "md5", nil
+		case 40:
+			return l, "sha1", nil
+		case 64:
+			return l, "sha256", nil
+		case 128:
+			return l, "sha512", nil
+		}
+		return l, "unknown", nil
+	}
+	return v, "unknown", nil
+}

@@ -1,0 +1,661 @@
+package breach
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Options are what every parser needs.
+type Options struct {
+	// File names the input in rejects.
+	File string
+	// Encoding decodes the input (UTF8 when empty).
+	Encoding Encoding
+	// Breach and BreachDate label every record (combolists carry no
+	// breach of their own; other layouts use them as defaults).
+	Breach     string
+	BreachDate string
+	// Map overrides CSV header mapping: column name (case-insensitive) →
+	// field name ("" or "skip" ignores the column).
+	Map map[string]string
+}
+
+func (o Options) enc() Encoding {
+	if o.Encoding == "" {
+		return UTF8
+	}
+	return o.Encoding
+}
+
+// emit labels r with the defaults of o and hands it to the sink.
+func (o Options) emit(sink Sink, r Record, source string) error {
+	if r.Breach == "" {
+		r.Breach = o.Breach
+	}
+	if r.BreachDate == "" {
+		r.BreachDate = o.BreachDate
+	}
+	r.Source = source
+	return sink.Record(r)
+}
+
+// ParseCombolist reads a combolist: one credential a line, as
+// email:password, username:password, email;password, or with the site:
+// url:login:pass, url|login|pass or "url login pass". Blank lines and
+// lines starting with # are skipped.
+func ParseCombolist(r io.Reader, o Options, sink Sink) error {
+	lr := newLineReader(r, o.File, o.enc(), sink)
+	for {
+		line, n, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rec, reason := comboLine(line)
+		if reason != "" {
+			lr.reject(n, "%s", reason)
+			continue
+		}
+		if err := o.emit(sink, rec, "combolist"); err != nil {
+			return err
+		}
+	}
+}
+
+// comboLine splits one combolist line.
+func comboLine(line string) (Record, string) {
+	var rec Record
+	var url, login, pass string
+	switch {
+	case strings.Count(line, "|") >= 2:
+		parts := strings.SplitN(line, "|", 3)
+		url, login, pass = parts[0], parts[1], parts[2]
+	case strings.Contains(line, "://"):
+		i := strings.Index(line, "://")
+		rest := line[i+3:]
+		// The URL ends at the first colon that is not a port.
+		segs := strings.Split(rest, ":")
+		end := 1
+		for end < len(segs) && isPort(segs[end]) {
+			end++
+		}
+		if len(segs)-end < 2 {
+			if f := strings.Fields(line); len(f) == 3 {
+				url, login, pass = f[0], f[1], f[2]
+				break
+			}
+			return rec, "URL line without login and password (want url:login:pass)"
+		}
+		url = line[:i+3] + strings.Join(segs[:end], ":")
+		login, pass = segs[end], strings.Join(segs[end+1:], ":")
+	case len(strings.Fields(line)) == 3 && strings.ContainsAny(strings.Fields(line)[0], "./"):
+		f := strings.Fields(line)
+		url, login, pass = f[0], f[1], f[2]
+	default:
+		i := strings.IndexAny(line, ":;")
+		if i < 0 {
+			return rec, "no separator (want login:password or login;password)"
+		}
+		login, pass = line[:i], line[i+1:]
+	}
+	login = strings.TrimSpace(login)
+	if login == "" {
+		return rec, "empty login"
+	}
+	if pass == "" {
+		return rec, "empty password"
+	}
+	rec.URL, rec.Password = strings.TrimSpace(url), pass
+	if strings.Contains(login, "@") {
+		rec.Email = login
+	} else {
+		rec.Username = login
+	}
+	return rec, ""
+}
+
+func isPort(s string) bool {
+	p := s
+	if i := strings.IndexAny(p, "/?#"); i >= 0 {
+		p = p[:i]
+	}
+	if p == "" || len(p) > 5 {
+		return false
+	}
+	for _, c := range p {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// fieldAliases maps lower-cased column names to record fields.
+var fieldAliases = map[string]string{
+	"email": "email", "e-mail": "email", "mail": "email", "email_address": "email", "emailaddress": "email",
+	"username": "username", "user": "username", "login": "username", "user_name": "username", "nick": "username", "nickname": "username",
+	"password": "password", "pass": "password", "passwd": "password", "pwd": "password", "plaintext": "password",
+	"hash": "hash", "hashed_password": "hash", "password_hash": "hash", "passwordhash": "hash", "pw_hash": "hash",
+	"hash_type": "hash_type", "hashtype": "hash_type", "algorithm": "hash_type",
+	"salt": "salt",
+	"name": "name", "full_name": "name", "fullname": "name", "display_name": "name",
+	"first_name": "first_name", "firstname": "first_name", "last_name": "last_name", "lastname": "last_name", "surname": "last_name",
+	"phone": "phone", "phone_number": "phone", "telephone": "phone", "mobile": "phone", "tel": "phone",
+	"address": "address", "street": "address", "street_address": "address",
+	"ip": "ip", "ip_address": "ip", "ipaddress": "ip", "last_ip": "ip", "reg_ip": "ip",
+	"dob": "dob", "birthdate": "dob", "birthday": "dob", "date_of_birth": "dob",
+	"vin": "vin", "mac": "mac", "mac_address": "mac", "hostname": "hostname", "computer_name": "hostname",
+	"domain": "domain", "url": "url", "website": "url", "company": "org_alias", "org": "org_alias", "organization": "org_alias", "org_alias": "org_alias",
+	"card": "bin", "card_number": "bin", "cc": "bin", "bin": "bin", "country": "country", "cve": "cve",
+}
+
+// recordFields are the field names --map accepts.
+var recordFields = []string{"email", "username", "password", "hash", "hash_type", "salt", "name", "first_name", "last_name",
+	"phone", "address", "ip", "dob", "vin", "mac", "hostname", "domain", "url", "org_alias", "bin", "country", "cve", "skip"}
+
+// CheckMap validates --map overrides.
+func CheckMap(m map[string]string) error {
+	for col, f := range m {
+		if !slices.Contains(recordFields, f) {
+			return fmt.Errorf("--map %s=%s: unknown field (fields: %s)", col, f, strings.Join(recordFields, ", "))
+		}
+	}
+	return nil
+}
+
+// set stores a mapped value in r.
+func set(r *Record, field, v string) {
+	if strings.TrimSpace(v) == "" {
+		return
+	}
+	switch field {
+	case "email":
+		r.Email = v
+	case "username":
+		r.Username = v
+	case "password":
+		r.Password = v
+	case "hash":
+		r.HashedPassword = append(r.HashedPassword, v)
+	case "hash_type":
+		r.HashType = v
+	case "salt":
+		r.Salt = v
+	case "name":
+		r.Name = v
+	case "first_name":
+		r.Name = strings.TrimSpace(v + " " + r.Name)
+	case "last_name":
+		r.Name = strings.TrimSpace(r.Name + " " + v)
+	case "phone":
+		r.Phone = v
+	case "address":
+		r.Address = v
+	case "ip":
+		r.IP = v
+	case "dob":
+		r.DOB = v
+	case "vin":
+		r.VIN = v
+	case "mac":
+		r.MAC = v
+	case "hostname":
+		r.Hostname = v
+	case "domain":
+		r.Domain = v
+	case "url":
+		r.URL = v
+	case "org_alias":
+		r.OrgAlias = v
+	case "bin":
+		r.BIN = v
+	case "country":
+		r.Country = v
+	case "cve":
+		r.CVEs = append(r.CVEs, cveFindRE.FindAllString(v, -1)...)
+	}
+}
+
+// ParseCSV reads a CSV or TSV dump (the delimiter is guessed from the
+// header: tab, comma, semicolon or pipe) whose header names its columns.
+// A header with no recognisable column is an error before any record.
+func ParseCSV(r io.Reader, o Options, sink Sink) error {
+	lr := newLineReader(r, o.File, o.enc(), sink)
+	header, _, err := lr.next()
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: empty file", o.File)
+	}
+	if err != nil {
+		return err
+	}
+	delim := ','
+	best := 0
+	for _, d := range []rune{'\t', ',', ';', '|'} {
+		if c := strings.Count(header, string(d)); c > best {
+			delim, best = d, c
+		}
+	}
+	cols, err := csvSplit(header, delim)
+	if err != nil {
+		return fmt.Errorf("%s:1: header: %w", o.File, err)
+	}
+	over := map[string]string{}
+	for k, v := range o.Map {
+		over[strings.ToLower(strings.TrimSpace(k))] = v
+	}
+	fields := make([]string, len(cols))
+	known := 0
+	for i, c := range cols {
+		c = strings.ToLower(strings.TrimSpace(c))
+		f, ok := over[c]
+		if !ok {
+			f = fieldAliases[c]
+		}
+		if f == "skip" {
+			f = ""
+		}
+		fields[i] = f
+		if f != "" {
+			known++
+		}
+	}
+	if known == 0 {
+		return fmt.Errorf("%s:1: no recognisable column in the header %q (name columns email, username, password, hash…, or use --map col=field)", o.File, clip(header, 120))
+	}
+	for {
+		line, n, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		vals, err := csvSplit(line, delim)
+		if err != nil {
+			lr.reject(n, "%v", err)
+			continue
+		}
+		if len(vals) != len(cols) {
+			lr.reject(n, "%d columns, the header has %d", len(vals), len(cols))
+			continue
+		}
+		var rec Record
+		for i, v := range vals {
+			set(&rec, fields[i], v)
+		}
+		if err := o.emit(sink, rec, "breach-csv"); err != nil {
+			return err
+		}
+	}
+}
+
+// csvSplit parses one CSV line (quoted fields may not span lines: a dump
+// is read line by line so one bad line cannot swallow the file).
+func csvSplit(line string, delim rune) ([]string, error) {
+	cr := csv.NewReader(strings.NewReader(line))
+	cr.Comma = delim
+	cr.LazyQuotes = true
+	cr.FieldsPerRecord = -1
+	rec, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("bad CSV line: %w", err)
+	}
+	return rec, nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// dehashedFields maps DeHashed's record keys to record fields.
+var dehashedFields = map[string]string{
+	"email": "email", "username": "username", "password": "password", "hashed_password": "hash", "hash_type": "hash_type",
+	"name": "name", "phone": "phone", "address": "address", "ip_address": "ip", "vin": "vin", "domain": "domain",
+	"url": "url", "dob": "dob", "company": "org_alias", "social": "", "cryptocurrency_address": "",
+}
+
+// ParseDeHashed reads DeHashed's record shape: a JSON array, an object
+// with an "entries" array (API v1 answers), or NDJSON. Values are strings
+// (v1) or arrays of strings (v2: each array's values are kept, the first
+// for single-valued fields). database_name names the breach.
+func ParseDeHashed(r io.Reader, o Options, sink Sink) error {
+	lr := newLineReader(r, o.File, o.enc(), sink)
+	first, n, err := lr.next()
+	for err == nil && strings.TrimSpace(first) == "" {
+		first, n, err = lr.next()
+	}
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	t := strings.TrimSpace(first)
+	if strings.HasPrefix(t, "[") || (strings.HasPrefix(t, "{") && (!json.Valid([]byte(t)) || hasEntries(t))) {
+		// A whole-document JSON: read the rest and decode it at once.
+		var b strings.Builder
+		b.WriteString(first)
+		for {
+			line, _, err := lr.next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			b.WriteByte('\n')
+			b.WriteString(line)
+		}
+		var entries []json.RawMessage
+		doc := []byte(b.String())
+		if strings.HasPrefix(t, "{") {
+			var wrap struct {
+				Entries []json.RawMessage `json:"entries"`
+			}
+			if err := json.Unmarshal(doc, &wrap); err != nil {
+				return fmt.Errorf("%s: not DeHashed JSON (truncated?): %w", o.File, err)
+			}
+			entries = wrap.Entries
+		} else if err := json.Unmarshal(doc, &entries); err != nil {
+			return fmt.Errorf("%s: not DeHashed JSON (truncated?): %w", o.File, err)
+		}
+		for i, e := range entries {
+			rec, err := dehashedRecord(e)
+			if err != nil {
+				lr.reject(i+1, "entry %d: %v", i+1, err)
+				continue
+			}
+			if err := o.emit(sink, rec, "dehashed"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for line := first; ; {
+		if strings.TrimSpace(line) != "" {
+			rec, err := dehashedRecord([]byte(line))
+			if err != nil {
+				lr.reject(n, "%v", err)
+			} else if err := o.emit(sink, rec, "dehashed"); err != nil {
+				return err
+			}
+		}
+		line, n, err = lr.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// hasEntries reports whether a one-line JSON object is an API answer
+// wrapping its records in "entries".
+func hasEntries(t string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(t), &m) != nil {
+		return false
+	}
+	_, ok := m["entries"]
+	return ok
+}
+
+func dehashedRecord(b []byte) (Record, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Record{}, fmt.Errorf("not a JSON object: %v", err)
+	}
+	var rec Record
+	for k, raw := range m {
+		var vals []string
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			vals = []string{s}
+		} else if err := json.Unmarshal(raw, &vals); err != nil {
+			if string(raw) == "null" || k == "id" {
+				continue
+			}
+			return Record{}, fmt.Errorf("field %q: want a string or an array of strings", k)
+		}
+		switch k {
+		case "database_name":
+			if len(vals) > 0 {
+				rec.Breach = vals[0]
+			}
+			continue
+		case "id":
+			continue
+		}
+		f, ok := dehashedFields[k]
+		if !ok || f == "" {
+			continue
+		}
+		for i, v := range vals {
+			if i > 0 && f != "hash" && f != "cve" {
+				break
+			}
+			set(&rec, f, v)
+		}
+	}
+	return rec, nil
+}
+
+// Machine is what a stealer log says of the infected machine.
+type Machine struct {
+	Hostname, IP, MAC, Country, User string
+}
+
+// ParseStealer reads a stealer-log folder: every Passwords.txt-style file
+// (blocks of "Key: value" lines separated by ===== lines or blank lines,
+// keys URL/Host/HOSTNAME, USER/Login/Username, PASS/Password) below root,
+// each labelled with the machine facts of the System.txt,
+// UserInformation.txt or Information.txt beside it.
+func ParseStealer(root string, o Options, sink Sink) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !isPasswordsFile(d.Name()) {
+			return nil
+		}
+		m := machineFacts(filepath.Dir(path), o, sink)
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		po := o
+		po.File = path
+		return parsePasswords(f, po, m, sink)
+	})
+}
+
+func isPasswordsFile(name string) bool {
+	n := strings.ToLower(name)
+	return n == "passwords.txt" || n == "all passwords.txt" || n == "allpasswords_list.txt"
+}
+
+// machineFacts reads the facts file of a log folder, if any.
+func machineFacts(dir string, o Options, sink Sink) Machine {
+	var m Machine
+	for _, name := range []string{"System.txt", "UserInformation.txt", "Information.txt", "system_info.txt"} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		lr := newLineReader(f, filepath.Join(dir, name), o.enc(), sink)
+		for {
+			line, _, err := lr.next()
+			if err != nil {
+				break
+			}
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			k, v = strings.ToLower(strings.Trim(strings.TrimSpace(k), "-*• ")), strings.TrimSpace(v)
+			switch k {
+			case "computer name", "computername", "machinename", "machine name", "pc name", "hostname", "computer":
+				m.Hostname = v
+			case "ip", "ip address", "ipaddress", "ip addr":
+				m.IP = v
+			case "mac", "mac address", "macaddress", "hwid mac":
+				m.MAC = v
+			case "country", "country code":
+				m.Country = v
+			case "user name", "username", "user":
+				m.User = v
+			}
+		}
+		f.Close()
+	}
+	return m
+}
+
+// parsePasswords reads one Passwords.txt.
+func parsePasswords(r io.Reader, o Options, m Machine, sink Sink) error {
+	lr := newLineReader(r, o.File, o.enc(), sink)
+	var cur Record
+	start, have := 0, false
+	flush := func() error {
+		defer func() { cur, have = Record{}, false }()
+		if !have {
+			return nil
+		}
+		if cur.Password == "" || cur.Email == "" && cur.Username == "" {
+			lr.reject(start, "block without login and password")
+			return nil
+		}
+		cur.Hostname, cur.IP, cur.MAC, cur.Country = m.Hostname, m.IP, m.MAC, m.Country
+		if n, err := (Normalizer{}).Normalize(IP, cur.IP); err != nil || n == "" {
+			cur.IP = ""
+		}
+		if _, err := normMAC(cur.MAC); err != nil {
+			cur.MAC = ""
+		}
+		if _, err := normHostname(cur.Hostname); err != nil {
+			cur.Hostname = ""
+		}
+		return o.emit(sink, cur, "stealer")
+	}
+	for {
+		line, n, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return flush()
+		}
+		if err != nil {
+			return err
+		}
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "===") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "***") {
+			if err := flush(); err != nil {
+				return err
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(t, ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "url", "host", "hostname", "site", "origin":
+			if have && cur.URL != "" {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			cur.URL = v
+		case "user", "login", "username", "user name", "email":
+			if strings.Contains(v, "@") {
+				cur.Email = v
+			} else {
+				cur.Username = v
+			}
+		case "pass", "password", "pwd":
+			cur.Password = v
+		default:
+			continue
+		}
+		if !have {
+			start, have = n, true
+		}
+	}
+}
+
+// BreachInfo is a breach's metadata, in HIBP's breach shape.
+type BreachInfo struct {
+	Name        string   `json:"Name"`
+	Title       string   `json:"Title"`
+	Domain      string   `json:"Domain"`
+	BreachDate  string   `json:"BreachDate"`
+	AddedDate   string   `json:"AddedDate"`
+	PwnCount    int64    `json:"PwnCount"`
+	DataClasses []string `json:"DataClasses"`
+	Description string   `json:"Description"`
+}
+
+// ParseBreaches reads a breach catalogue: a JSON array of HIBP breach
+// objects. An entry without a Name, or with a BreachDate not YYYY-MM-DD,
+// is rejected.
+func ParseBreaches(r io.Reader, o Options, emit func(BreachInfo) error, reject func(Reject)) error {
+	dec := json.NewDecoder(io.LimitReader(r, 256<<20))
+	var raw []json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return fmt.Errorf("%s: not a JSON array of breaches (truncated?): %w", o.File, err)
+	}
+	for i, e := range raw {
+		if !json.Valid(e) {
+			continue
+		}
+		var b BreachInfo
+		if err := json.Unmarshal(e, &b); err != nil {
+			reject(Reject{File: o.File, Line: i + 1, Reason: fmt.Sprintf("entry %d: %v", i+1, err)})
+			continue
+		}
+		b.Name = strings.TrimSpace(b.Name)
+		bad := ""
+		switch {
+		case b.Name == "":
+			bad = "no Name"
+		case CheckText(b.Name+b.Title+b.Domain+b.Description) != nil:
+			bad = "invalid text"
+		case b.BreachDate != "" && !validDate(b.BreachDate):
+			bad = "BreachDate is not YYYY-MM-DD"
+		}
+		if bad != "" {
+			reject(Reject{File: o.File, Line: i + 1, Reason: fmt.Sprintf("entry %d: %s", i+1, bad)})
+			continue
+		}
+		if err := emit(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validDate(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
+}

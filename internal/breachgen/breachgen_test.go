@@ -1,0 +1,83 @@
+package breachgen
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/periscope-oss/periscope/internal/breach"
+)
+
+// TestEveryLayoutParses feeds each generated layout through its parser:
+// every record parses and cleans, none is rejected.
+func TestEveryLayoutParses(t *testing.T) {
+	n := breach.Normalizer{}
+	count := func(t *testing.T, parse func(breach.Sink) error) int {
+		got := 0
+		err := parse(breach.Sink{
+			Record: func(r breach.Record) error {
+				if err := n.Clean(&r); err != nil {
+					t.Fatalf("clean %+v: %v", r, err)
+				}
+				if len(r.BIN) > 8 || strings.Contains(r.Identity(), "4111111111111111") {
+					t.Fatalf("card kept whole: %+v", r)
+				}
+				if r.VIN != "" && breach.VINCheckDigit(r.VIN) != r.VIN[8] {
+					t.Fatalf("bad VIN check digit %s", r.VIN)
+				}
+				got++
+				return nil
+			},
+			Reject: func(r breach.Reject) { t.Fatalf("reject %s", r) },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	g := New(7)
+	var b bytes.Buffer
+	g.Combolist(&b, 60)
+	if c := count(t, func(s breach.Sink) error {
+		return breach.ParseCombolist(bytes.NewReader(b.Bytes()), breach.Options{File: "c", Breach: "X"}, s)
+	}); c != 60 {
+		t.Fatalf("combolist %d", c)
+	}
+	for _, tsv := range []bool{false, true} {
+		b.Reset()
+		g.CSV(&b, 40, tsv)
+		if c := count(t, func(s breach.Sink) error {
+			return breach.ParseCSV(bytes.NewReader(b.Bytes()), breach.Options{File: "d"}, s)
+		}); c != 40 {
+			t.Fatalf("csv %d", c)
+		}
+	}
+	for _, v2 := range []bool{false, true} {
+		b.Reset()
+		g.DeHashed(&b, 30, v2)
+		if c := count(t, func(s breach.Sink) error {
+			return breach.ParseDeHashed(bytes.NewReader(b.Bytes()), breach.Options{File: "j"}, s)
+		}); c != 30 {
+			t.Fatalf("dehashed v2=%v %d", v2, c)
+		}
+	}
+	dir := t.TempDir()
+	g.Stealer(dir, 3, 5)
+	if c := count(t, func(s breach.Sink) error { return breach.ParseStealer(dir, breach.Options{Breach: "S"}, s) }); c != 15 {
+		t.Fatalf("stealer %d", c)
+	}
+	b.Reset()
+	g.Breaches(&b)
+	var infos []breach.BreachInfo
+	breach.ParseBreaches(&b, breach.Options{File: "b"}, func(i breach.BreachInfo) error { infos = append(infos, i); return nil }, func(r breach.Reject) { t.Fatal(r) })
+	if len(infos) != len(BreachNames()) {
+		t.Fatalf("breaches %d", len(infos))
+	}
+	// Same seed, same output.
+	var x, y bytes.Buffer
+	New(3).CSV(&x, 10, false)
+	New(3).CSV(&y, 10, false)
+	if !bytes.Equal(x.Bytes(), y.Bytes()) {
+		t.Fatal("not deterministic")
+	}
+}

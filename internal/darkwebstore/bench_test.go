@@ -1,0 +1,144 @@
+package darkwebstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/breachgen"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// benchStore opens an unlocked store on a fresh SQLite file (or the
+// PostgreSQL of PERISCOPE_BENCH_POSTGRES).
+func benchStore(b *testing.B) (*Store, *store.Store, string) {
+	dsn := filepath.Join(b.TempDir(), "bench.db")
+	if pg := os.Getenv("PERISCOPE_BENCH_POSTGRES"); pg != "" {
+		dsn = pg
+	}
+	s, err := store.Open(context.Background(), dsn, store.PageCacheMiB(256))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(context.Background(), Migrations()); err != nil {
+		b.Fatal(err)
+	}
+	d := New(s)
+	k, _ := breach.NewKeyring([]byte("periscope-bench-darkweb-key-32by"))
+	if err := d.Unlock(context.Background(), k); err != nil {
+		b.Fatal(err)
+	}
+	return d, s, dsn
+}
+
+// load adds n generated, cleaned records in batches of 2000 and returns
+// the emails of every 1000th record (search targets).
+func load(b *testing.B, d *Store, g *breachgen.Generator, n int) []breach.Record {
+	var sample []breach.Record
+	batch := make([]breach.Record, 0, 2000)
+	norm := d.Normalizer()
+	for i := 0; i < n; i++ {
+		r := g.Record()
+		r.Source = "bench"
+		if err := norm.Clean(&r); err != nil {
+			b.Fatal(err)
+		}
+		if i%1000 == 0 {
+			sample = append(sample, r)
+		}
+		batch = append(batch, r)
+		if len(batch) == cap(batch) || i == n-1 {
+			if _, err := d.Add(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	return sample
+}
+
+// BenchmarkIngest measures Add with encryption and indexing: records/s
+// and bytes stored per record (SQLite file size / records).
+func BenchmarkIngest(b *testing.B) {
+	d, s, dsn := benchStore(b)
+	g := breachgen.New(1)
+	b.ResetTimer()
+	start := time.Now()
+	load(b, d, g, b.N)
+	el := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/el.Seconds(), "records/s")
+	if s.Engine() == "sqlite" {
+		s.DB().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		if fi, err := os.Stat(dsn); err == nil && b.N >= 10000 {
+			b.ReportMetric(float64(fi.Size())/float64(b.N), "bytes/record")
+		}
+	}
+}
+
+func p95(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)*95/100]
+}
+
+// BenchmarkSearchAndListings loads PERISCOPE_DARKWEB_BENCH_RECORDS
+// records (default 100,000) over four domains, then reports the p95 of
+// store-level searches of each type and of both listings for one domain.
+func BenchmarkSearchAndListings(b *testing.B) {
+	n := 100000
+	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
+		n = v
+	}
+	d, _, _ := benchStore(b)
+	g := breachgen.New(2, "example.com", "example.org", "example.net", "example.edu")
+	start := time.Now()
+	sample := load(b, d, g, n)
+	b.Logf("loaded %d records in %s (%.0f records/s)", n, time.Since(start), float64(n)/time.Since(start).Seconds())
+	ctx := context.Background()
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		for _, typ := range []breach.Type{breach.Email, breach.Username, breach.Name, breach.Phone, breach.IP, breach.Password, breach.Domain, breach.BIN, breach.VIN} {
+			var ds []time.Duration
+			for _, r := range sample {
+				v := map[breach.Type]string{breach.Email: r.Email, breach.Username: r.Username, breach.Name: r.Name, breach.Phone: r.Phone,
+					breach.IP: r.IP, breach.Password: r.Password, breach.Domain: r.Email, breach.BIN: r.BIN, breach.VIN: r.VIN}[typ]
+				if v == "" {
+					continue
+				}
+				t0 := time.Now()
+				if _, err := d.Search(ctx, Query{Type: typ, Value: v, Limit: 100, NoCache: true}); err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, time.Since(t0))
+			}
+			if len(ds) > 0 {
+				b.ReportMetric(float64(p95(ds).Microseconds())/1000, fmt.Sprintf("ms-p95-%s", typ))
+			}
+		}
+		for _, name := range []string{"credentials", "emails"} {
+			var ds []time.Duration
+			for page := 0; page < 20; page++ {
+				q := ListQuery{Domains: []string{"example.com"}, Limit: 1000, Offset: page * 1000}
+				t0 := time.Now()
+				var err error
+				if name == "credentials" {
+					_, _, err = d.Credentials(ctx, q)
+				} else {
+					_, _, err = d.Emails(ctx, q)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, time.Since(t0))
+			}
+			b.ReportMetric(float64(p95(ds).Microseconds())/1000, "ms-p95-"+name)
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package darkwebstore
+
+import (
+	"cmp"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// ListQuery selects records under a set of email domains (each with its
+// subdomains): an enterprise listing. Email, when set, narrows to one
+// address.
+type ListQuery struct {
+	Domains       []string
+	Email         string
+	From, To      int64
+	Limit, Offset int
+}
+
+// scope returns the email-domain blind indexes of q's domains and the
+// date bounds.
+func (d *Store) scope(q ListQuery) (hs []any, from, to int64) {
+	for _, dom := range q.Domains {
+		v, err := d.norm.Normalize(breach.EmailDomain, dom)
+		if err != nil {
+			continue
+		}
+		hs = append(hs, d.index(breach.EmailDomain, v))
+	}
+	to = q.To
+	if to <= 0 {
+		to = 1<<62 - 1
+	}
+	return hs, q.From, to
+}
+
+// Credentials lists the records with a password or hash under q's
+// domains, newest first, with the total. Without an email filter both the
+// page and the count are range scans of the listing index.
+func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, error) {
+	if d.keys == nil {
+		return nil, 0, ErrLocked
+	}
+	hs, from, to := d.scope(q)
+	if len(hs) == 0 {
+		return []Result{}, 0, nil
+	}
+	db := d.s.DB()
+	w := ` i.type = ? AND i.hmac IN (` + marks(len(hs)) + `) AND i.date_added >= ? AND i.date_added <= ?`
+	args := append(append([]any{codeCredDomain}, hs...), from, to)
+	if q.Email != "" {
+		e, err := d.norm.Normalize(breach.Email, q.Email)
+		if err != nil {
+			return nil, 0, fmt.Errorf("email: %w", err)
+		}
+		w += ` AND i.record_id IN (SELECT id FROM darkweb_records WHERE email_idx = ?)`
+		args = append(args, d.index(breach.Email, e))
+	}
+	var total int
+	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count credentials: %w", err)
+	}
+	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+		FROM darkweb_records r JOIN (SELECT DISTINCT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+`
+			ORDER BY i.date_added DESC, i.record_id LIMIT ? OFFSET ?) p ON r.id = p.record_id
+		ORDER BY p.date_added DESC, p.record_id`), append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list credentials: %w", err)
+	}
+	got, err := scanRows(rows)
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := d.open(got)
+	if err != nil {
+		return nil, 0, err
+	}
+	return res, total, d.breachDates(ctx, res)
+}
+
+// EmailRow is one discovered email: first and last seen (date_added) and
+// the breaches it appears in.
+type EmailRow struct {
+	ID                  string
+	Email, Domain       string
+	FirstSeen, LastSeen int64
+	BreachDate          string
+	Breaches            []string
+}
+
+// Emails lists the distinct emails under q's domains, the most recently
+// seen first, with the total (from the listing index alone).
+func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error) {
+	if d.keys == nil {
+		return nil, 0, ErrLocked
+	}
+	hs, from, to := d.scope(q)
+	if len(hs) == 0 {
+		return []EmailRow{}, 0, nil
+	}
+	w := ` i.type = ? AND i.hmac IN (` + marks(len(hs)) + `) AND i.date_added >= ? AND i.date_added <= ?`
+	args := append(append([]any{codeDomainEmail}, hs...), from, to)
+	if q.Email != "" {
+		e, err := d.norm.Normalize(breach.Email, q.Email)
+		if err != nil {
+			return nil, 0, fmt.Errorf("email: %w", err)
+		}
+		w += ` AND i.record_id = ?`
+		args = append(args, hex.EncodeToString(d.index(breach.Email, e)))
+	}
+	db := d.s.DB()
+	var total int
+	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count emails: %w", err)
+	}
+	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.record_id, MIN(i.date_added), MAX(i.date_added)
+		FROM darkweb_index i WHERE`+w+` GROUP BY i.record_id ORDER BY MAX(i.date_added) DESC, i.record_id LIMIT ? OFFSET ?`), append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list emails: %w", err)
+	}
+	var out []EmailRow
+	var idxs [][]byte
+	for rows.Next() {
+		var e EmailRow
+		var ref string
+		if err := rows.Scan(&ref, &e.FirstSeen, &e.LastSeen); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		idx, err := hex.DecodeString(ref)
+		if err != nil {
+			rows.Close()
+			return nil, 0, fmt.Errorf("listing index: %w", err)
+		}
+		e.ID = hexID(idx)
+		out = append(out, e)
+		idxs = append(idxs, idx)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	// The records of the page's emails, a chunk of emails per query.
+	byEmail := map[string][]row{}
+	for start := 0; start < len(idxs); start += 500 {
+		chunk := idxs[start:min(start+500, len(idxs))]
+		args := make([]any, len(chunk))
+		for i, c := range chunk {
+			args[i] = c
+		}
+		rs, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added, r.email_idx
+			FROM darkweb_records r WHERE r.email_idx IN (`+marks(len(args))+`)`), args...)
+		if err != nil {
+			return nil, 0, err
+		}
+		for rs.Next() {
+			var r row
+			var idx []byte
+			if err := rs.Scan(&r.id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded, &idx); err != nil {
+				rs.Close()
+				return nil, 0, err
+			}
+			byEmail[string(idx)] = append(byEmail[string(idx)], r)
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return nil, 0, err
+		}
+	}
+	for i, idx := range idxs {
+		got := byEmail[string(idx)]
+		out[i].Breaches = []string{}
+		if len(got) == 0 {
+			continue
+		}
+		slices.SortFunc(got, func(a, b row) int {
+			if c := cmp.Compare(b.dateAdded, a.dateAdded); c != 0 {
+				return c
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		first, err := d.open(got[:1])
+		if err != nil {
+			return nil, 0, err
+		}
+		out[i].Email = first[0].Record.Email
+		_, out[i].Domain, _ = strings.Cut(out[i].Email, "@")
+		for _, g := range got {
+			if g.breach != "" && !slices.Contains(out[i].Breaches, g.breach) {
+				out[i].Breaches = append(out[i].Breaches, g.breach)
+			}
+			if g.breachDate > out[i].BreachDate {
+				out[i].BreachDate = g.breachDate
+			}
+		}
+	}
+	if out == nil {
+		out = []EmailRow{}
+	}
+	return out, total, nil
+}
+
+// Rotate re-seals every record sealed with old under next: new ids, new
+// blobs, new blind indexes, in batches of one transaction each. It is
+// resumable: an interrupted rotation is finished by running it again with
+// the same two keys. The server must be stopped while it runs (searches
+// would miss the records already moved). progress, when set, is told how
+// many records are done.
+func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress func(done int)) error {
+	var active string
+	if err := d.s.DB().QueryRowContext(ctx, `SELECT key_id FROM darkweb_keys WHERE active = 1`).Scan(&active); err != nil {
+		return fmt.Errorf("read active key: %w", err)
+	}
+	if active != old.ID() && active != next.ID() {
+		return fmt.Errorf("%w: the data is sealed with key %s, not %s", ErrWrongKey, active, old.ID())
+	}
+	if active == old.ID() {
+		_, err := d.s.DB().ExecContext(ctx, d.s.Rebind(`INSERT INTO darkweb_keys (key_id, check_value, active, created_at) VALUES (?, ?, 0, ?)
+			ON CONFLICT (key_id) DO NOTHING`), next.ID(), next.Check(), d.s.Now().Unix())
+		if err != nil {
+			return fmt.Errorf("record new key: %w", err)
+		}
+	}
+	src := &Store{s: d.s, keys: old, norm: d.norm}
+	dst := &Store{s: d.s, keys: next, norm: d.norm}
+	done := 0
+	for {
+		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT id, key_id, blob, breach, breach_date, source, date_added
+			FROM darkweb_records WHERE key_id = ? ORDER BY id LIMIT 1000`), old.ID())
+		if err != nil {
+			return err
+		}
+		got, err := scanRows(rows)
+		if err != nil {
+			return err
+		}
+		if len(got) == 0 {
+			break
+		}
+		recs, err := src.open(got)
+		if err != nil {
+			return err
+		}
+		err = d.s.Tx(ctx, func(tx *store.Tx) error {
+			for i, r := range recs {
+				for _, row := range src.indexRows(&r.Record, r.ID) {
+					if _, err := tx.Exec(ctx, `DELETE FROM darkweb_index WHERE type = ? AND hmac = ? AND date_added = ? AND record_id = ?`,
+						row.code, row.hmac, got[i].dateAdded, row.ref); err != nil {
+						return err
+					}
+				}
+				if _, err := tx.Exec(ctx, `DELETE FROM darkweb_records WHERE id = ?`, r.ID); err != nil {
+					return err
+				}
+				rec := r.Record
+				id := next.RecordID(&rec)
+				blob, err := next.Seal(id, &rec)
+				if err != nil {
+					return err
+				}
+				var email any
+				if rec.Email != "" {
+					email = dst.index(breach.Email, rec.Email)
+				}
+				secret := 0
+				if rec.HasSecret() {
+					secret = 1
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO darkweb_records (id, key_id, blob, breach, breach_date, source, has_secret, email_idx, date_added)
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, next.ID(), blob, rec.Breach, rec.BreachDate, rec.Source, secret, email, got[i].dateAdded); err != nil {
+					return err
+				}
+				for _, row := range dst.indexRows(&rec, id) {
+					if _, err := tx.Exec(ctx, `INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+						row.code, row.hmac, got[i].dateAdded, row.ref); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("rotate batch: %w", err)
+		}
+		done += len(recs)
+		if progress != nil {
+			progress(done)
+		}
+	}
+	err := d.s.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM darkweb_keys WHERE key_id <> ?`, next.ID()); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE darkweb_keys SET active = 1 WHERE key_id = ?`, next.ID())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("activate new key: %w", err)
+	}
+	d.mu.Lock()
+	d.cache = map[string]cacheEntry{}
+	d.mu.Unlock()
+	d.keys = next
+	return nil
+}

@@ -1,0 +1,48 @@
+-- Dark-web breach intelligence (issue 15). Every sensitive field lives only
+-- inside darkweb_records.blob (AES-256-GCM); searches go through
+-- darkweb_index, HMAC-SHA256 blind indexes of normalised values.
+
+CREATE TABLE darkweb_keys (
+    key_id TEXT PRIMARY KEY,
+    check_value BYTEA NOT NULL,
+    active INTEGER NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE TABLE darkweb_breaches (
+    name TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    domain TEXT NOT NULL,
+    breach_date TEXT NOT NULL,
+    added_date TEXT NOT NULL,
+    pwn_count BIGINT NOT NULL,
+    data_classes TEXT NOT NULL,
+    description TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE darkweb_records (
+    id TEXT PRIMARY KEY,
+    key_id TEXT NOT NULL,
+    blob BYTEA NOT NULL,
+    breach TEXT NOT NULL,
+    breach_date TEXT NOT NULL,
+    source TEXT NOT NULL,
+    has_secret INTEGER NOT NULL,
+    email_idx BYTEA,
+    date_added BIGINT NOT NULL
+);
+CREATE INDEX darkweb_records_email ON darkweb_records (email_idx) WHERE email_idx IS NOT NULL;
+CREATE INDEX darkweb_records_key ON darkweb_records (key_id);
+
+CREATE TABLE darkweb_index (
+    type SMALLINT NOT NULL,
+    hmac BYTEA NOT NULL,
+    date_added BIGINT NOT NULL,
+    record_id TEXT NOT NULL,
+    PRIMARY KEY (type, hmac, date_added, record_id)
+);
+
+CREATE TABLE darkweb_reveal (
+    account_id TEXT PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE
+);

@@ -1,0 +1,52 @@
+-- Dark-web breach intelligence (issue 15). Every sensitive field lives only
+-- inside darkweb_records.blob (AES-256-GCM); searches go through
+-- darkweb_index, HMAC-SHA256 blind indexes of normalised values.
+
+-- The key the data is written with, by id and check value: starting with
+-- another key is refused. A row with active = 0 is a rotation under way.
+CREATE TABLE darkweb_keys (
+    key_id TEXT PRIMARY KEY,
+    check_value BLOB NOT NULL,
+    active INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+);
+
+CREATE TABLE darkweb_breaches (
+    name TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    domain TEXT NOT NULL,
+    breach_date TEXT NOT NULL,
+    added_date TEXT NOT NULL,
+    pwn_count INTEGER NOT NULL,
+    data_classes TEXT NOT NULL,
+    description TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE darkweb_records (
+    id TEXT PRIMARY KEY,
+    key_id TEXT NOT NULL,
+    blob BLOB NOT NULL,
+    breach TEXT NOT NULL,
+    breach_date TEXT NOT NULL,
+    source TEXT NOT NULL,
+    has_secret INTEGER NOT NULL,
+    email_idx BLOB,
+    date_added INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX darkweb_records_email ON darkweb_records (email_idx) WHERE email_idx IS NOT NULL;
+CREATE INDEX darkweb_records_key ON darkweb_records (key_id);
+
+CREATE TABLE darkweb_index (
+    type INTEGER NOT NULL,
+    hmac BLOB NOT NULL,
+    date_added INTEGER NOT NULL,
+    record_id TEXT NOT NULL,
+    PRIMARY KEY (type, hmac, date_added, record_id)
+) WITHOUT ROWID;
+
+-- Accounts an operator allows to see secrets in clear
+-- (account update --reveal-secrets).
+CREATE TABLE darkweb_reveal (
+    account_id TEXT PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE
+);

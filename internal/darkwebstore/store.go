@@ -1,0 +1,543 @@
+// Package darkwebstore keeps dark-web breach records: sealed blobs, the
+// blind indexes they are searched through, the breach catalogue, the key
+// check value and the accounts allowed to see secrets in clear.
+package darkwebstore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Migrations returns the dark-web schema (migration 12).
+func Migrations() store.MigrationSet {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return store.MigrationSet{Name: "darkweb", FS: sub}
+}
+
+// Store is the dark-web storage. It must be unlocked with the key the data
+// was written with before records are added or read.
+type Store struct {
+	s    *store.Store
+	keys *breach.Keyring
+	norm breach.Normalizer
+
+	mu    sync.Mutex
+	cache map[string]cacheEntry
+}
+
+// CacheTTL is how long a search answer is reused (API.md §4.7: 24 hours).
+const CacheTTL = 24 * time.Hour
+
+// cacheMax bounds the cached answers; the oldest half goes when full.
+const cacheMax = 10000
+
+// cacheEntry is a cached search: the sealed rows, keyed by blind index,
+// so clear text never sits in the cache.
+type cacheEntry struct {
+	rows []row
+	at   time.Time
+}
+
+// New returns the dark-web store on s.
+func New(s *store.Store) *Store { return &Store{s: s, cache: map[string]cacheEntry{}} }
+
+// SetRegion sets the region assumed for phone numbers without a country
+// code (default US).
+func (d *Store) SetRegion(region string) { d.norm.Region = region }
+
+// Normalizer returns the normaliser records must be cleaned with.
+func (d *Store) Normalizer() breach.Normalizer { return d.norm }
+
+// ErrWrongKey is returned by Unlock when the data was written with another key.
+var ErrWrongKey = errors.New("darkweb: wrong key")
+
+// ErrLocked is returned by reads and writes before Unlock.
+var ErrLocked = errors.New("darkweb: store not unlocked (no dark-web key configured)")
+
+const (
+	sqlActiveKeys = `SELECT key_id, check_value, active FROM darkweb_keys`
+	sqlAddKey     = `INSERT INTO darkweb_keys (key_id, check_value, active, created_at) VALUES (?, ?, ?, ?)`
+)
+
+// Unlock checks k against the key check value stored with the data (a
+// first key is recorded) and makes the store use it. A different key is
+// refused with ErrWrongKey, never mixed in.
+func (d *Store) Unlock(ctx context.Context, k *breach.Keyring) error {
+	err := d.s.Tx(ctx, func(tx *store.Tx) error {
+		rows, err := tx.Query(ctx, sqlActiveKeys)
+		if err != nil {
+			return fmt.Errorf("read dark-web key check: %w", err)
+		}
+		defer rows.Close()
+		var active, pending string
+		var activeCheck []byte
+		for rows.Next() {
+			var id string
+			var check []byte
+			var act int
+			if err := rows.Scan(&id, &check, &act); err != nil {
+				return err
+			}
+			if act == 1 {
+				active, activeCheck = id, check
+			} else {
+				pending = id
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		switch {
+		case pending != "":
+			return fmt.Errorf("%w: a key rotation to key %s is unfinished; run `periscope darkweb rotate-key` again to finish it", ErrWrongKey, pending)
+		case active == "":
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM darkweb_records`).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return fmt.Errorf("%w: records exist but no key check value", ErrWrongKey)
+			}
+			_, err := tx.Exec(ctx, sqlAddKey, k.ID(), k.Check(), 1, d.s.Now().Unix())
+			return err
+		case active != k.ID() || !bytes.Equal(activeCheck, k.Check()):
+			return fmt.Errorf("%w: the dark-web data was written with key %s but the key file holds key %s; restore the right key file (or its backup)", ErrWrongKey, active, k.ID())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	d.keys = k
+	return nil
+}
+
+// typeCodes are the stored codes of the index types (a small integer per
+// row instead of the name).
+var typeCodes = map[breach.Type]int{
+	breach.Username: 1, breach.Name: 2, breach.Email: 3, breach.Hostname: 4, breach.MAC: 5, breach.IP: 6,
+	breach.OrgAlias: 7, breach.BIN: 8, breach.CVE: 9, breach.Domain: 10, breach.Password: 11,
+	breach.HashedPassword: 12, breach.VIN: 13, breach.Address: 14, breach.Phone: 15, breach.EmailDomain: 16,
+}
+
+// Listing index codes: internal rows that make the enterprise listings
+// index-only range scans. codeCredDomain rows (email-domain blind index →
+// record id) exist only for records with a password or hash;
+// codeDomainEmail rows point from an email-domain blind index to the
+// email's blind index (hex) instead of a record, so distinct emails,
+// first and last seen come from the index alone.
+const (
+	codeCredDomain  = 17
+	codeDomainEmail = 18
+)
+
+// indexRow is one darkweb_index row of a record (without its date).
+type indexRow struct {
+	code int
+	hmac []byte
+	ref  string
+}
+
+// indexRows returns every index row of a cleaned record with id.
+func (d *Store) indexRows(r *breach.Record, id string) []indexRow {
+	var out []indexRow
+	var emailHex string
+	if r.Email != "" {
+		emailHex = hex.EncodeToString(d.index(breach.Email, r.Email))
+	}
+	for _, t := range d.norm.Terms(r) {
+		h := d.index(t.Type, t.Value)
+		out = append(out, indexRow{typeCodes[t.Type], h, id})
+		if t.Type == breach.EmailDomain {
+			if r.HasSecret() {
+				out = append(out, indexRow{codeCredDomain, h, id})
+			}
+			if emailHex != "" {
+				out = append(out, indexRow{codeDomainEmail, h, emailHex})
+			}
+		}
+	}
+	return out
+}
+
+// idxLen is the stored length of a blind index: HMAC-SHA256 truncated to
+// 128 bits, ample against collisions at billions of rows.
+const idxLen = 16
+
+func (d *Store) index(t breach.Type, v string) []byte { return d.keys.Index(t, v)[:idxLen] }
+
+const (
+	sqlInsertRecord = `INSERT INTO darkweb_records (id, key_id, blob, breach, breach_date, source, has_secret, email_idx, date_added)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	sqlInsertIndex = `INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
+)
+
+// AddResult counts what Add did.
+type AddResult struct {
+	Added, Duplicates int
+}
+
+// row is a stored record as read back.
+type row struct {
+	id, keyID, breach, breachDate, source string
+	blob                                  []byte
+	dateAdded                             int64
+}
+
+// Result is a record found by a search or listing.
+type Result struct {
+	ID        string
+	Record    breach.Record
+	DateAdded int64
+}
+
+// Add stores cleaned records (breach.Normalizer.Clean) in one transaction:
+// all or none. A record already stored (same identity) is counted as a
+// duplicate and left as it is.
+func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error) {
+	var res AddResult
+	if d.keys == nil {
+		return res, ErrLocked
+	}
+	now := d.s.Now().Unix()
+	type prepared struct {
+		id    string
+		blob  []byte
+		email []byte
+		rec   *breach.Record
+	}
+	batch := make([]prepared, 0, len(recs))
+	seen := map[string]bool{}
+	for i := range recs {
+		r := &recs[i]
+		id := d.keys.RecordID(r)
+		if seen[id] {
+			res.Duplicates++
+			continue
+		}
+		seen[id] = true
+		blob, err := d.keys.Seal(id, r)
+		if err != nil {
+			return res, fmt.Errorf("seal record: %w", err)
+		}
+		var email []byte
+		if r.Email != "" {
+			email = d.index(breach.Email, r.Email)
+		}
+		batch = append(batch, prepared{id, blob, email, r})
+	}
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		exists := map[string]bool{}
+		for start := 0; start < len(batch); start += 500 {
+			end := min(start+500, len(batch))
+			args := make([]any, 0, end-start)
+			for _, p := range batch[start:end] {
+				args = append(args, p.id)
+			}
+			rows, err := tx.QueryContext(ctx, d.s.Rebind(`SELECT id FROM darkweb_records WHERE id IN (`+marks(len(args))+`)`), args...)
+			if err != nil {
+				return fmt.Errorf("check existing records: %w", err)
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				exists[id] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		// One prepared statement per table, run per row: SQLite parses
+		// each once, and single-row statements need no statement journal.
+		insRec, err := tx.PrepareContext(ctx, d.s.Rebind(sqlInsertRecord))
+		if err != nil {
+			return err
+		}
+		defer insRec.Close()
+		insIdx, err := tx.PrepareContext(ctx, d.s.Rebind(sqlInsertIndex))
+		if err != nil {
+			return err
+		}
+		defer insIdx.Close()
+		for _, p := range batch {
+			if exists[p.id] {
+				res.Duplicates++
+				continue
+			}
+			res.Added++
+			secret := 0
+			if p.rec.HasSecret() {
+				secret = 1
+			}
+			var email any
+			if p.email != nil {
+				email = p.email
+			}
+			if _, err := insRec.ExecContext(ctx, p.id, d.keys.ID(), p.blob, p.rec.Breach, p.rec.BreachDate, p.rec.Source, secret, email, now); err != nil {
+				return fmt.Errorf("insert record: %w", err)
+			}
+			for _, row := range d.indexRows(p.rec, p.id) {
+				if _, err := insIdx.ExecContext(ctx, row.code, row.hmac, now, row.ref); err != nil {
+					return fmt.Errorf("insert index: %w", err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return AddResult{}, err
+	}
+	return res, nil
+}
+
+// tx runs fn in a transaction of its own on the store's handle (Add
+// prepares statements for the batch, which store.Tx does not expose).
+func (d *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := d.s.DB().BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+// PutBreach stores (or replaces) a breach's metadata.
+func (d *Store) PutBreach(ctx context.Context, b breach.BreachInfo) error {
+	classes, _ := json.Marshal(b.DataClasses)
+	const q = `INSERT INTO darkweb_breaches (name, title, domain, breach_date, added_date, pwn_count, data_classes, description, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET title = excluded.title, domain = excluded.domain, breach_date = excluded.breach_date,
+		added_date = excluded.added_date, pwn_count = excluded.pwn_count, data_classes = excluded.data_classes,
+		description = excluded.description, updated_at = excluded.updated_at`
+	_, err := d.s.DB().ExecContext(ctx, d.s.Rebind(q), b.Name, b.Title, b.Domain, b.BreachDate, b.AddedDate, b.PwnCount, string(classes), b.Description, d.s.Now().Unix())
+	if err != nil {
+		return fmt.Errorf("store breach %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+// Breach returns a breach's metadata; ok is false when it is unknown.
+func (d *Store) Breach(ctx context.Context, name string) (b breach.BreachInfo, ok bool, err error) {
+	var classes string
+	err = d.s.DB().QueryRowContext(ctx, d.s.Rebind(`SELECT name, title, domain, breach_date, added_date, pwn_count, data_classes, description
+		FROM darkweb_breaches WHERE name = ?`), name).Scan(&b.Name, &b.Title, &b.Domain, &b.BreachDate, &b.AddedDate, &b.PwnCount, &classes, &b.Description)
+	if errors.Is(err, sql.ErrNoRows) {
+		return b, false, nil
+	}
+	if err != nil {
+		return b, false, err
+	}
+	json.Unmarshal([]byte(classes), &b.DataClasses)
+	return b, true, nil
+}
+
+// Query is a search: an exact match of a normalised value of one type,
+// newest first, optionally bounded on date_added (epoch seconds,
+// inclusive; 0 means open).
+type Query struct {
+	Type     breach.Type
+	Value    string
+	From, To int64
+	Limit    int
+	// NoCache bypasses the cached answer and refreshes it.
+	NoCache bool
+}
+
+const sqlSearch = `SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+	FROM darkweb_index i JOIN darkweb_records r ON r.id = i.record_id
+	WHERE i.type = ? AND i.hmac = ? AND i.date_added >= ? AND i.date_added <= ?
+	ORDER BY i.date_added DESC, i.record_id LIMIT ?`
+
+// Search finds the records whose normalised value of q.Type equals q.Value's.
+// A value that does not normalise (an invalid email, say) is an error
+// wrapping breach's reason.
+func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
+	if d.keys == nil {
+		return nil, ErrLocked
+	}
+	v, err := d.norm.Normalize(q.Type, q.Value)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", q.Type, err)
+	}
+	if q.Type == breach.Domain {
+		// A subdomain searches its registrable domain (where emails index).
+		v, _ = d.norm.Normalize(breach.Domain, v)
+	}
+	to := q.To
+	if to <= 0 {
+		to = 1<<62 - 1
+	}
+	h := d.index(q.Type, v)
+	key := fmt.Sprintf("%s|%x|%d|%d|%d", q.Type, h, q.From, to, q.Limit)
+	now := d.s.Now()
+	if !q.NoCache {
+		d.mu.Lock()
+		e, ok := d.cache[key]
+		d.mu.Unlock()
+		if ok && now.Sub(e.at) < CacheTTL {
+			res, err := d.open(e.rows)
+			if err != nil {
+				return nil, err
+			}
+			return res, d.breachDates(ctx, res)
+		}
+	}
+	rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(sqlSearch), typeCodes[q.Type], h, q.From, to, q.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", q.Type, err)
+	}
+	got, err := scanRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	if len(d.cache) >= cacheMax {
+		for k, e := range d.cache {
+			if now.Sub(e.at) >= CacheTTL || len(d.cache) >= cacheMax/2 {
+				delete(d.cache, k)
+			}
+		}
+	}
+	d.cache[key] = cacheEntry{rows: got, at: now}
+	d.mu.Unlock()
+	res, err := d.open(got)
+	if err != nil {
+		return nil, err
+	}
+	return res, d.breachDates(ctx, res)
+}
+
+// breachDates fills the breach date of records that have none from the
+// breach catalogue (ingest breaches).
+func (d *Store) breachDates(ctx context.Context, res []Result) error {
+	var names []any
+	seen := map[string]bool{}
+	for _, r := range res {
+		if r.Record.BreachDate == "" && r.Record.Breach != "" && !seen[r.Record.Breach] {
+			seen[r.Record.Breach] = true
+			names = append(names, r.Record.Breach)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT name, breach_date FROM darkweb_breaches WHERE name IN (`+marks(len(names))+`)`), names...)
+	if err != nil {
+		return fmt.Errorf("breach catalogue: %w", err)
+	}
+	defer rows.Close()
+	dates := map[string]string{}
+	for rows.Next() {
+		var n, dt string
+		if err := rows.Scan(&n, &dt); err != nil {
+			return err
+		}
+		dates[n] = dt
+	}
+	for i := range res {
+		if res[i].Record.BreachDate == "" {
+			res[i].Record.BreachDate = dates[res[i].Record.Breach]
+		}
+	}
+	return rows.Err()
+}
+
+func scanRows(rows *sql.Rows) ([]row, error) {
+	defer rows.Close()
+	var out []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// open decrypts rows.
+func (d *Store) open(rows []row) ([]Result, error) {
+	out := make([]Result, 0, len(rows))
+	for _, r := range rows {
+		res := Result{ID: r.id, DateAdded: r.dateAdded}
+		if r.keyID != d.keys.ID() {
+			return nil, fmt.Errorf("%w: record sealed with key %s", ErrWrongKey, r.keyID)
+		}
+		if err := d.keys.Open(r.id, r.blob, &res.Record); err != nil {
+			return nil, fmt.Errorf("record %s: %w", r.id, err)
+		}
+		res.Record.Breach, res.Record.BreachDate, res.Record.Source = r.breach, r.breachDate, r.source
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// SetReveal allows (or stops allowing) an account to see passwords and
+// hashes in clear.
+func (d *Store) SetReveal(ctx context.Context, accountID string, on bool) error {
+	var err error
+	if on {
+		_, err = d.s.DB().ExecContext(ctx, d.s.Rebind(`INSERT INTO darkweb_reveal (account_id) VALUES (?) ON CONFLICT DO NOTHING`), accountID)
+	} else {
+		_, err = d.s.DB().ExecContext(ctx, d.s.Rebind(`DELETE FROM darkweb_reveal WHERE account_id = ?`), accountID)
+	}
+	if err != nil {
+		return fmt.Errorf("set reveal-secrets: %w", err)
+	}
+	return nil
+}
+
+// Reveal reports whether an account may see secrets in clear.
+func (d *Store) Reveal(ctx context.Context, accountID string) (bool, error) {
+	row, err := d.s.QueryRowPrepared(ctx, `SELECT COUNT(*) FROM darkweb_reveal WHERE account_id = ?`, accountID)
+	if err != nil {
+		return false, err
+	}
+	var n int
+	if err := row.Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+// Count returns how many records are stored.
+func (d *Store) Count(ctx context.Context) (int64, error) {
+	var n int64
+	err := d.s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_records`).Scan(&n)
+	return n, err
+}
+
+// hexID is a short public id of a blind index (the discovered-emails id).
+func hexID(b []byte) string { return hex.EncodeToString(b[:8]) }

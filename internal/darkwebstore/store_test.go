@@ -1,0 +1,263 @@
+package darkwebstore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
+)
+
+func keyring(t *testing.T, b byte) *breach.Keyring {
+	t.Helper()
+	k, err := breach.NewKeyring(bytes.Repeat([]byte{b}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// open returns an unlocked store on a fresh database of engine and its DSN.
+func open(t *testing.T, engine string) (*Store, *store.Store, string) {
+	t.Helper()
+	dsn := storetest.DSN(t, engine)
+	s, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(context.Background(), Migrations()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return now }
+	d := New(s)
+	if err := d.Unlock(context.Background(), keyring(t, 1)); err != nil {
+		t.Fatal(err)
+	}
+	return d, s, dsn
+}
+
+// fixtures are synthetic records with reserved values only.
+func fixtures(t *testing.T, d *Store) []breach.Record {
+	t.Helper()
+	recs := []breach.Record{
+		{Email: "Alice.Sentinel@Example.com", Password: "SentinelPassw0rd!", Name: "Alice Sentinelperson", Phone: "(202) 555-0143", Breach: "ExampleBreach", BreachDate: "2020-01-02", Source: "breach-csv"},
+		{Email: "bob.sentinel@mail.example.com", HashedPassword: []string{strings.Repeat("ab", 16)}, Breach: "ExampleBreach", Source: "dehashed"},
+		{Email: "carol.sentinel@example.org", Password: "CarolSecret99", IP: "192.0.2.44", Breach: "Other", Source: "combolist"},
+		{Username: "dave_sentinel", Password: "DaveSecret77", URL: "https://login.example.com/x", Hostname: "DESKTOP-SENTINEL", MAC: "00:11:22:33:44:55", Breach: "Stealer", Source: "stealer"},
+		{Email: "erin.sentinel@example.com", Name: "Erin Sentinelperson", VIN: "1HGCM82633A004352", Breach: "Other", Source: "breach-csv"},
+	}
+	n := d.Normalizer()
+	for i := range recs {
+		if err := n.Clean(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return recs
+}
+
+func TestAddSearchList(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, s, _ := open(t, engine)
+			recs := fixtures(t, d)
+			res, err := d.Add(ctx, recs)
+			if err != nil || res.Added != 5 {
+				t.Fatalf("add: %+v %v", res, err)
+			}
+			res, err = d.Add(ctx, fixtures(t, d))
+			if err != nil || res.Added != 0 || res.Duplicates != 5 {
+				t.Fatalf("re-add not idempotent: %+v %v", res, err)
+			}
+			for _, c := range []struct {
+				t    breach.Type
+				v    string
+				want int
+			}{
+				{breach.Email, "ALICE.SENTINEL@example.com", 1}, {breach.Domain, "example.com", 4}, {breach.Domain, "www.example.com", 4},
+				{breach.Phone, "+1 202-555-0143", 1}, {breach.Name, "alice  SENTINELPERSON", 1}, {breach.IP, "192.0.2.44", 1},
+				{breach.Password, "CarolSecret99", 1}, {breach.Password, "carolsecret99", 0}, {breach.HashedPassword, strings.Repeat("AB", 16), 1},
+				{breach.Hostname, "desktop-sentinel", 1}, {breach.Hostname, "login.example.com", 1}, {breach.MAC, "001122334455", 1},
+				{breach.VIN, "1hgcm82633a004352", 1}, {breach.Username, "DAVE_SENTINEL", 1}, {breach.Email, "nobody@example.com", 0},
+			} {
+				got, err := d.Search(ctx, Query{Type: c.t, Value: c.v, Limit: 10})
+				if err != nil || len(got) != c.want {
+					t.Errorf("search %s %q: %d results, %v; want %d", c.t, c.v, len(got), err, c.want)
+				}
+			}
+			got, _ := d.Search(ctx, Query{Type: breach.Email, Value: "alice.sentinel@example.com", Limit: 10})
+			if r := got[0].Record; r.Password != "SentinelPassw0rd!" || r.Phone != "+12025550143" || r.Breach != "ExampleBreach" || r.BreachDate != "2020-01-02" {
+				t.Fatalf("record read back %+v", r)
+			}
+			if err := d.PutBreach(ctx, breach.BreachInfo{Name: "Other", BreachDate: "2019-07-08"}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := d.Search(ctx, Query{Type: breach.IP, Value: "192.0.2.44", Limit: 10, NoCache: true}); got[0].Record.BreachDate != "2019-07-08" {
+				t.Fatalf("breach date from the catalogue: %+v", got[0].Record)
+			}
+			if _, err := d.Search(ctx, Query{Type: breach.Email, Value: "not-an-email", Limit: 10}); err == nil {
+				t.Fatal("invalid email searched")
+			}
+			day := s.Now().Unix()
+			if got, _ := d.Search(ctx, Query{Type: breach.Domain, Value: "example.com", From: day + 1, Limit: 10, NoCache: true}); len(got) != 0 {
+				t.Fatalf("from after date_added matched %d", len(got))
+			}
+
+			creds, total, err := d.Credentials(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10})
+			if err != nil || total != 2 || len(creds) != 2 {
+				t.Fatalf("credentials: %d/%d %v", len(creds), total, err)
+			}
+			creds, total, _ = d.Credentials(ctx, ListQuery{Domains: []string{"mail.example.com"}, Limit: 10})
+			if total != 1 || creds[0].Record.Email != "bob.sentinel@mail.example.com" {
+				t.Fatalf("subdomain credentials: %d %+v", total, creds)
+			}
+			emails, total, err := d.Emails(ctx, ListQuery{Domains: []string{"example.com", "example.org"}, Limit: 2})
+			if err != nil || total != 4 || len(emails) != 2 || emails[0].Email == "" || len(emails[0].Breaches) == 0 {
+				t.Fatalf("emails: %+v %d %v", emails, total, err)
+			}
+			if _, total, _ := d.Emails(ctx, ListQuery{Domains: []string{"example.net"}, Limit: 2}); total != 0 {
+				t.Fatalf("foreign domain listed %d", total)
+			}
+			if _, total, _ := d.Credentials(ctx, ListQuery{Domains: []string{"example.com"}, Email: "alice.sentinel@example.com", Limit: 10}); total != 1 {
+				t.Fatalf("email filter: %d", total)
+			}
+		})
+	}
+}
+
+func TestWrongKeyRefusedAndRotation(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, s, _ := open(t, engine)
+			if _, err := d.Add(ctx, fixtures(t, d)); err != nil {
+				t.Fatal(err)
+			}
+			if err := New(s).Unlock(ctx, keyring(t, 2)); !errors.Is(err, ErrWrongKey) {
+				t.Fatalf("other key: %v", err)
+			}
+			if err := d.Rotate(ctx, keyring(t, 1), keyring(t, 2), nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := New(s).Unlock(ctx, keyring(t, 1)); !errors.Is(err, ErrWrongKey) {
+				t.Fatalf("old key after rotation: %v", err)
+			}
+			d2 := New(s)
+			if err := d2.Unlock(ctx, keyring(t, 2)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := d2.Search(ctx, Query{Type: breach.Password, Value: "DaveSecret77", Limit: 5})
+			if err != nil || len(got) != 1 || got[0].Record.Username != "dave_sentinel" {
+				t.Fatalf("after rotation: %+v %v", got, err)
+			}
+			if n, _ := d2.Count(ctx); n != 5 {
+				t.Fatalf("records after rotation: %d", n)
+			}
+			if _, total, _ := d2.Credentials(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10}); total != 2 {
+				t.Fatalf("listing after rotation %d", total)
+			}
+		})
+	}
+}
+
+// secrets are the clear values the raw-bytes scans look for.
+var secrets = []string{"alice.sentinel", "SentinelPassw0rd", "Sentinelperson", "sentinelperson", "2025550143", "555-0143",
+	"CarolSecret99", "DaveSecret77", "dave_sentinel", "carol.sentinel", "192.0.2.44", "1HGCM82633A004352", "desktop-sentinel"}
+
+func TestNothingInClear(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, s, dsn := open(t, engine)
+			if _, err := d.Add(ctx, fixtures(t, d)); err != nil {
+				t.Fatal(err)
+			}
+			var raw []byte
+			switch engine {
+			case "sqlite":
+				if _, err := s.DB().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+					t.Fatal(err)
+				}
+				for _, suffix := range []string{"", "-wal"} {
+					b, err := os.ReadFile(dsn + suffix)
+					if err == nil {
+						raw = append(raw, b...)
+					}
+				}
+				if len(raw) == 0 {
+					t.Fatal("empty database file")
+				}
+			case "postgres":
+				raw = pgDump(t, s, dsn)
+			}
+			for _, sec := range secrets {
+				if bytes.Contains(bytes.ToLower(raw), bytes.ToLower([]byte(sec))) {
+					t.Errorf("%q found in clear in the %s data", sec, engine)
+				}
+				// A dump shows bytea columns in hex: clear text there
+				// would appear hex-encoded.
+				if bytes.Contains(raw, []byte(hex.EncodeToString([]byte(sec)))) {
+					t.Errorf("%q found hex-encoded in the %s data", sec, engine)
+				}
+			}
+			// The scan can find: the breach name is stored in clear.
+			if !bytes.Contains(raw, []byte("ExampleBreach")) {
+				t.Fatal("scan did not see the clear breach name: the scan is blind")
+			}
+		})
+	}
+}
+
+// pgDump dumps the test schema with pg_dump, or, without it, selects
+// every column of the dark-web tables as text.
+func pgDump(t *testing.T, s *store.Store, dsn string) []byte {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	if p, err := exec.LookPath("pg_dump"); err == nil && schema != "" {
+		base := *u
+		q := base.Query()
+		q.Del("search_path")
+		base.RawQuery = q.Encode()
+		out := filepath.Join(t.TempDir(), "dump.sql")
+		cmd := exec.Command(p, "--schema", schema, "--file", out, base.String())
+		if b, err := cmd.CombinedOutput(); err == nil {
+			raw, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return raw
+		} else {
+			t.Logf("pg_dump failed (%v: %s); selecting every column instead", err, b)
+		}
+	}
+	var raw []byte
+	for _, table := range []string{"darkweb_records", "darkweb_index", "darkweb_keys"} {
+		rows, err := s.DB().QueryContext(context.Background(), `SELECT t::text FROM `+table+` t`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var v sql.NullString
+			rows.Scan(&v)
+			raw = append(raw, v.String...)
+		}
+		rows.Close()
+	}
+	return raw
+}
