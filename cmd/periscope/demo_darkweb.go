@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/periscope-oss/periscope/internal/breach"
-	"github.com/periscope-oss/periscope/internal/breachgen"
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
@@ -20,8 +21,37 @@ var darkwebDemoDomains = []string{"example.com", "example.org", "mail.example.co
 // darkwebDemoSeed fixes the demo data: loading again adds nothing.
 const darkwebDemoSeed = 2606
 
-// loadDarkwebDemo writes a small synthetic set in every layout and ingests
-// it through the same parsers and store path as `periscope ingest`.
+//go:embed demodata/darkweb
+var darkwebDemoFS embed.FS
+
+// darkwebDemoFile is one bundled demo input and how it is ingested.
+type darkwebDemoFile struct {
+	kind, name string
+	o          breach.Options
+}
+
+// darkwebDemoFiles are the bundled files in ingest order (the catalogue
+// first, so records take their breach dates from it).
+var darkwebDemoFiles = []darkwebDemoFile{
+	{"breaches", "breaches.json", breach.Options{}},
+	{"combolist", "combo.txt", breach.Options{Breach: "ExampleCombo2024", BreachDate: "2024-03-01"}},
+	{"breach-csv", "dump.csv", breach.Options{Breach: "SampleShop2021", BreachDate: "2021-02-15"}},
+	{"breach-csv", "dump.tsv", breach.Options{Breach: "TestGame2022"}},
+	{"dehashed", "dehashed-v1.json", breach.Options{}},
+	{"dehashed", "dehashed-v2.ndjson", breach.Options{}},
+	{"stealer", "stealer", breach.Options{Breach: "ExampleStealer2025"}},
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return sub
+}
+
+// loadDarkwebDemo ingests a small synthetic set in every layout through
+// the same parsers and store path as `periscope ingest`.
 func loadDarkwebDemo(ctx context.Context, svc *services, accounts demoAccounts) error {
 	if svc.dw == nil {
 		return nil
@@ -36,53 +66,23 @@ func loadDarkwebDemo(ctx context.Context, svc *services, accounts demoAccounts) 
 			svc.log.Warn("dark-web demo: domain not added", "domain", dom, "err", err)
 		}
 	}
+	// The files are bundled (demodata/darkweb, written by internal/breachgen
+	// with darkwebDemoSeed; demo_darkweb_test.go keeps them equal), so the
+	// shipped binary carries no generator. They are copied out because the
+	// stealer kind reads a folder.
 	dir, err := os.MkdirTemp("", "periscope-darkweb-demo-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	g := breachgen.New(darkwebDemoSeed, darkwebDemoDomains...)
-	write := func(name string, fn func(f *os.File) error) (string, error) {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			return "", err
-		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return "", err
-		}
-		return p, f.Close()
-	}
-	type job struct {
-		kind, name string
-		fn         func(f *os.File) error
-		o          breach.Options
-	}
-	jobs := []job{
-		{"breaches", "breaches.json", func(f *os.File) error { return g.Breaches(f) }, breach.Options{}},
-		{"combolist", "combo.txt", func(f *os.File) error { return g.Combolist(f, 60) }, breach.Options{Breach: "ExampleCombo2024", BreachDate: "2024-03-01"}},
-		{"breach-csv", "dump.csv", func(f *os.File) error { return g.CSV(f, 80, false) }, breach.Options{Breach: "SampleShop2021", BreachDate: "2021-02-15"}},
-		{"breach-csv", "dump.tsv", func(f *os.File) error { return g.CSV(f, 40, true) }, breach.Options{Breach: "TestGame2022"}},
-		{"dehashed", "dehashed-v1.json", func(f *os.File) error { return g.DeHashed(f, 30, false) }, breach.Options{}},
-		{"dehashed", "dehashed-v2.ndjson", func(f *os.File) error { return g.DeHashed(f, 30, true) }, breach.Options{}},
+	if err := os.CopyFS(dir, mustSub(darkwebDemoFS, "demodata/darkweb")); err != nil {
+		return fmt.Errorf("dark-web demo: %w", err)
 	}
 	r := &darkwebRun{dw: svc.dw, norm: svc.dw.Normalizer()}
-	for _, j := range jobs {
-		p, err := write(j.name, j.fn)
-		if err != nil {
-			return err
-		}
-		if err := r.source(ctx, j.kind, p, j.o); err != nil {
+	for _, j := range darkwebDemoFiles {
+		if err := r.source(ctx, j.kind, filepath.Join(dir, j.name), j.o); err != nil {
 			return fmt.Errorf("dark-web demo: %w", err)
 		}
-	}
-	logs := filepath.Join(dir, "stealer")
-	if err := g.Stealer(logs, 3, 5); err != nil {
-		return err
-	}
-	if err := r.source(ctx, "stealer", logs, breach.Options{Breach: "ExampleStealer2025"}); err != nil {
-		return fmt.Errorf("dark-web demo: %w", err)
 	}
 	svc.log.Info("demo dark-web records loaded", "read", r.sum.Read, "added", r.sum.Added, "already_stored", r.sum.Duplicates, "rejected", r.sum.Rejected)
 	return nil
