@@ -103,6 +103,11 @@ type globalSearchResponse struct {
 	// TotalIsExact is false when the count stopped at hoststore.CountCap
 	// (only queries testing host rows over many hosts do).
 	TotalIsExact bool `json:"total_is_exact"`
+	// Sort is FullHunt's sort name: ours is always "natural" (hosts in
+	// the order they were first stored); we keep no asset score.
+	Sort string `json:"sort"`
+	// Credits is the account's balance after this request's charge.
+	Credits int64 `json:"credits"`
 }
 
 // handleGlobalSearch answers POST /global/search.
@@ -146,10 +151,12 @@ func (s *Server) handleGlobalSearch(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, globalSearchResponse{
-		Status: http.StatusOK, Results: res.Hosts, Query: filters,
-		TotalQueryResults: res.Total, TotalPages: (res.Total + size - 1) / size,
-		Page: page, PageSize: size, TotalIsExact: res.Exact,
+	s.writeWithCredits(w, r, func(balance int64) any {
+		return globalSearchResponse{
+			Status: http.StatusOK, Results: res.Hosts, Query: filters,
+			TotalQueryResults: res.Total, TotalPages: (res.Total + size - 1) / size,
+			Page: page, PageSize: size, TotalIsExact: res.Exact, Sort: "natural", Credits: balance,
+		}
 	})
 	return nil
 }

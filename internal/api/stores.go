@@ -25,6 +25,9 @@ type Accounts interface {
 	Authenticate(ctx context.Context, key string) (periscope.Principal, error)
 	Reserve(ctx context.Context, accountID string, pool periscope.Pool, n int64) (period string, err error)
 	Refund(ctx context.Context, accountID string, pool periscope.Pool, n int64, period string) error
+	// Account reads an account, for the balance FullHunt's answers carry
+	// after their charge (credits_body.go).
+	Account(ctx context.Context, id string) (periscope.Account, error)
 	AddAudit(ctx context.Context, e *periscope.AuditEntry) error
 	AuditLogs(ctx context.Context, f store.AuditFilter) ([]periscope.AuditEntry, int, error)
 	Ping(ctx context.Context) error
