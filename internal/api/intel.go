@@ -3,7 +3,7 @@ package api
 import (
 	"encoding/binary"
 	"errors"
-		"net/http"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
