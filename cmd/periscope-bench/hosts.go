@@ -108,6 +108,26 @@ func searchMix(names []string) []searchQuery {
 	for _, n := range names {
 		qs = append(qs, searchQuery{"host", "GET", "/api/v1/host/" + n, ""})
 	}
+	return append(qs, intelMix(names)...)
+}
+
+// intelMix is the /intel/* part of the mix: the product term "Redis
+// key-value store" matches about 1% of a generated internet (10,000 of 1M
+// hosts: port 6379 is drawn with probability 0.01), the case the target
+// names; the others are one-term lookups of other route types.
+func intelMix(names []string) []searchQuery {
+	qs := []searchQuery{
+		{"intel product (≈1% of hosts)", "GET", "/api/v1/intel/product?product=Redis%20key-value%20store", ""},
+		{"intel product (≈1% of hosts)", "GET", "/api/v1/intel/product?product=Elasticsearch%20REST%20API", ""},
+		{"intel other types", "GET", "/api/v1/intel/tag?tag=directory-listing", ""},
+		{"intel other types", "GET", "/api/v1/intel/web-tech?tech=Jenkins", ""},
+		{"intel other types", "GET", "/api/v1/intel/asn-to-hosts?asn=24940", ""},
+		{"intel other types", "GET", "/api/v1/intel/asn-to-virtual-hosts?asn=24940", ""},
+		{"intel other types", "GET", "/api/v1/intel/domain?domain=" + hostgen.Domains[0].Name, ""},
+	}
+	for _, n := range names[:min(10, len(names))] {
+		qs = append(qs, searchQuery{"intel other types", "GET", "/api/v1/intel/host?host=" + n, ""})
+	}
 	return qs
 }
 

@@ -452,7 +452,12 @@ type searchBody struct {
 
 // searchParams reads a search from the query string and, on POST, the
 // JSON body or the form fields (whose values win).
-func (s *Server) searchParams(r *http.Request) (vulnstore.VulnSearch, error) {
+//
+// The advisory searches (filtersSuffice) take any one of query, ecosystem
+// and package, as FullHunt's reference documents (fullhunt/fullhunt-skill,
+// fullhunt/references/endpoints.md): ecosystem=npm&package=npm/lodash alone
+// lists that package's advisories. The others need a query.
+func (s *Server) searchParams(r *http.Request, filtersSuffice bool) (vulnstore.VulnSearch, error) {
 	q := r.URL.Query()
 	query, ecosystem, pkg := q.Get("query"), q.Get("ecosystem"), q.Get("package")
 	if query == "" {
@@ -483,17 +488,21 @@ func (s *Server) searchParams(r *http.Request) (vulnstore.VulnSearch, error) {
 		}
 	}
 	query = strings.TrimSpace(query)
+	eco, name, err := parsePackage(ecosystem, pkg)
+	if err != nil {
+		return vulnstore.VulnSearch{}, err
+	}
 	switch {
+	case query == "" && filtersSuffice && (eco != "" || name != ""):
+		// A listing by ecosystem or package alone.
+	case query == "" && filtersSuffice:
+		return vulnstore.VulnSearch{}, periscope.Errorf(periscope.EMissing, "query is required when neither ecosystem nor package is given: an id (GHSA-…), a CPE string, search text, or ecosystem/package such as npm and npm/lodash.")
 	case query == "":
 		return vulnstore.VulnSearch{}, periscope.Errorf(periscope.EMissing, "query is required: an id (CVE-…, GHSA-…), a CPE string or search text.")
 	case len([]rune(query)) < 2:
 		return vulnstore.VulnSearch{}, periscope.Errorf(periscope.EInvalid, "query must be at least 2 characters.")
 	}
 	if err := checkText("query", query, vulnMaxText); err != nil {
-		return vulnstore.VulnSearch{}, err
-	}
-	eco, name, err := parsePackage(ecosystem, pkg)
-	if err != nil {
 		return vulnstore.VulnSearch{}, err
 	}
 	limit := min(vulnSearchMax, max(principalOf(r).Account.MaxResultsPerRequest, 1))
@@ -514,7 +523,7 @@ type exploitSearchResponse struct {
 
 // handleVulnSearch answers the vulnerability searches.
 func (s *Server) handleVulnSearch(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.searchParams(r)
+	q, err := s.searchParams(r, false)
 	if err != nil {
 		return err
 	}
@@ -528,7 +537,7 @@ func (s *Server) handleVulnSearch(w http.ResponseWriter, r *http.Request) error 
 
 // handleAdvisorySearch answers the advisory searches.
 func (s *Server) handleAdvisorySearch(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.searchParams(r)
+	q, err := s.searchParams(r, true)
 	if err != nil {
 		return err
 	}
@@ -542,7 +551,7 @@ func (s *Server) handleAdvisorySearch(w http.ResponseWriter, r *http.Request) er
 
 // handleExploitSearch answers the exploit searches.
 func (s *Server) handleExploitSearch(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.searchParams(r)
+	q, err := s.searchParams(r, false)
 	if err != nil {
 		return err
 	}
