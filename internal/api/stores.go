@@ -54,6 +54,7 @@ type Hosts interface {
 	Subdomains(ctx context.Context, domain string, resolvableOnly bool, limit, countCap int) (names []string, total int, err error)
 	LastSeenUnder(ctx context.Context, domain string) (int64, error)
 	Host(ctx context.Context, name string) (host.Host, error)
+	RecentUnder(ctx context.Context, domain string, resolvableOnly bool, limit, offset int) ([]host.Host, error)
 }
 
 // Vulns is what the vulnerability routes (vuln.go, vuln_metrics.go) need.
