@@ -50,6 +50,8 @@ func (s *Server) registerRoutes() {
 	s.handle("POST /api/v1/oem/attack-surface/host", oemCharged, s.handleAttackSurfaceHost)
 	// <routes:fidelity> FullHunt's routes over data we hold (intel.go, nexus.go, entities.go).
 	s.handle("GET /api/v1/intel/{route_type}", charged, s.handleIntel)
+	s.handle("GET /api/v1/enterprise/entities", enterprise, s.handleEntities)
+	s.handle("GET /api/v1/enterprise/assets", enterprise, s.handleEntityAssets)
 	// <routes:brand>
 	s.handle("GET /api/v1/enterprise/darkweb/potential-phishing", enterprise, s.handlePhishingFindings)
 	s.handle("GET /api/v1/enterprise/darkweb/typosquatting", enterprise, s.handleTyposquattingFindings)
