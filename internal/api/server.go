@@ -69,6 +69,9 @@ type Deps struct {
 	// or IP ranges change or an organization is deleted (the brand
 	// monitor reconciles at once instead of at its next poll).
 	AssetsChanged func()
+	// Enrich, when set, describes addresses for /nexus/ip-lookup (without
+	// it the lookup answers from the host index alone).
+	Enrich IPEnricher
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -91,12 +94,13 @@ type Server struct {
 	draining atomic.Bool
 	brand    BrandMonitor
 	changed  func()
+	enrich   IPEnricher
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged}
+		brand: d.Brand, changed: d.AssetsChanged, enrich: d.Enrich}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"net/netip"
 
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/enrich"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
@@ -81,4 +83,11 @@ type BrandListings interface {
 // typosquatting searches (brand.go). *monitor.Monitor implements it.
 type BrandMonitor interface {
 	Search(ctx context.Context, base, kind string, limit int) ([]brandstore.Finding, error)
+}
+
+// IPEnricher describes an address from the enrichment tables the host
+// ingest uses (provider ranges, MMDB files), for /nexus/ip-lookup.
+// *enrich.Enricher implements it.
+type IPEnricher interface {
+	Enrich(ip netip.Addr, cnames []string) enrich.Result
 }
