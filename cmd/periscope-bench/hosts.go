@@ -119,14 +119,14 @@ func intelMix(names []string) []searchQuery {
 	qs := []searchQuery{
 		{"intel product (≈1% of hosts)", "GET", "/api/v1/intel/product?product=Redis%20key-value%20store", ""},
 		{"intel product (≈1% of hosts)", "GET", "/api/v1/intel/product?product=Elasticsearch%20REST%20API", ""},
-		{"intel other types", "GET", "/api/v1/intel/tag?tag=directory-listing", ""},
-		{"intel other types", "GET", "/api/v1/intel/web-tech?tech=Jenkins", ""},
-		{"intel other types", "GET", "/api/v1/intel/asn-to-hosts?asn=24940", ""},
-		{"intel other types", "GET", "/api/v1/intel/asn-to-virtual-hosts?asn=24940", ""},
-		{"intel other types", "GET", "/api/v1/intel/domain?domain=" + hostgen.Domains[0].Name, ""},
+		{"intel tag", "GET", "/api/v1/intel/tag?tag=directory-listing", ""},
+		{"intel web-tech", "GET", "/api/v1/intel/web-tech?tech=Jenkins", ""},
+		{"intel asn-to-hosts", "GET", "/api/v1/intel/asn-to-hosts?asn=24940", ""},
+		{"intel asn-to-virtual-hosts", "GET", "/api/v1/intel/asn-to-virtual-hosts?asn=24940", ""},
+		{"intel domain", "GET", "/api/v1/intel/domain?domain=" + hostgen.Domains[0].Name, ""},
 	}
 	for _, n := range names[:min(10, len(names))] {
-		qs = append(qs, searchQuery{"intel other types", "GET", "/api/v1/intel/host?host=" + n, ""})
+		qs = append(qs, searchQuery{"intel host", "GET", "/api/v1/intel/host?host=" + n, ""})
 	}
 	return qs
 }

@@ -243,7 +243,7 @@ func intelASN(virtual bool) func(*Server, *http.Request, []string, int) ([]host.
 		// Bare-address hosts are skipped page by page: no index term
 		// tells names from addresses.
 		var out []host.Host
-		for q.Limit = max(limit, 1000); ; q.Offset += q.Limit {
+		for q.Limit = max(limit, 200); ; q.Offset += q.Limit {
 			res, err := s.hosts.SearchHosts(r.Context(), q)
 			if err != nil {
 				return nil, err

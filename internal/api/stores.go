@@ -70,6 +70,7 @@ type Vulns interface {
 	SearchExploits(ctx context.Context, q vulnstore.VulnSearch) ([]vuln.Exploit, error)
 	CountVulns(ctx context.Context) (vulnstore.VulnCounts, error)
 	VulnSyncStates(ctx context.Context) (map[string]vulnstore.SyncState, error)
+	CVEScores(ctx context.Context, cveIDs []string) (map[string]vulnstore.CVEScore, error)
 }
 
 // BrandListings is what the brand listing routes (brand.go) read.

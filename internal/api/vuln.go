@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -87,6 +88,14 @@ type exploitRecord struct {
 	Codes         string   `json:"codes"`
 	SourceURL     string   `json:"source_url"`
 	CVEIDs        []string `json:"cve_ids"` // extension: every CVE in codes
+	// From the record's CVE (cve_id): its EPSS score and KEV listing.
+	EPSSScore float64 `json:"epss_score"`
+	IsKEV     bool    `json:"is_kev"`
+	// Exploit-DB's columns; empty when the input lacks them.
+	FilePath       string `json:"file_path"`
+	Aliases        string `json:"aliases"`
+	ApplicationURL string `json:"application_url"`
+	ScreenshotURL  string `json:"screenshot_url"`
 }
 
 type advisoryRecord struct {
@@ -159,16 +168,31 @@ func vulnTitle(v vuln.Vulnerability) string {
 	return d
 }
 
-func toExploitRecords(xs []vuln.Exploit) []exploitRecord {
+// exploitRecords converts exploits to their wire records, with the EPSS
+// score and KEV flag of each one's CVE.
+func (s *Server) exploitRecords(ctx context.Context, xs []vuln.Exploit) ([]exploitRecord, error) {
+	var cves []string
+	for _, x := range xs {
+		if x.CVEID != "" {
+			cves = append(cves, x.CVEID)
+		}
+	}
+	scores, err := s.vulns.CVEScores(ctx, cves)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]exploitRecord, len(xs))
 	for i, x := range xs {
+		sc := scores[x.CVEID]
 		out[i] = exploitRecord{
 			EDBID: x.EDBID, CVEID: x.CVEID, Title: x.Title, Author: x.Author, Type: x.Type, Platform: x.Platform,
 			DatePublished: epoch(x.DatePublished), DateAdded: epoch(x.DateAdded), DateUpdated: epoch(x.DateUpdated),
 			Verified: x.Verified, Codes: x.Codes, SourceURL: x.SourceURL, CVEIDs: orEmpty(x.CVEIDs),
+			EPSSScore: sc.EPSS, IsKEV: sc.IsKEV, FilePath: x.File, Aliases: x.Aliases,
+			ApplicationURL: x.ApplicationURL, ScreenshotURL: x.ScreenshotURL,
 		}
 	}
-	return out
+	return out, nil
 }
 
 func toAdvisoryRecords(as []vuln.Advisory) []advisoryRecord {
@@ -423,7 +447,11 @@ func (s *Server) serveFeed(w http.ResponseWriter, r *http.Request, p feedParams,
 		if err != nil {
 			return err
 		}
-		resp.Exploits, md.TotalExploits = toExploitRecords(xs[:take(len(xs))]), n
+		recs, err := s.exploitRecords(ctx, xs[:take(len(xs))])
+		if err != nil {
+			return err
+		}
+		resp.Exploits, md.TotalExploits = recs, n
 	}
 	if p.Type == "all" || p.Type == "advisories" {
 		as, n, err := s.vulns.FeedAdvisories(ctx, f)
@@ -559,6 +587,10 @@ func (s *Server) handleExploitSearch(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, exploitSearchResponse{Response: toExploitRecords(xs)})
+	recs, err := s.exploitRecords(r.Context(), xs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, exploitSearchResponse{Response: recs})
 	return nil
 }
