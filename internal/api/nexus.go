@@ -197,3 +197,62 @@ func (s *Server) handleMyIP(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]string{"current_ip_address": s.clientIP(r)})
 	return nil
 }
+
+// certHost is one row of /nexus/cloud-certs/dns-search.
+type certHost struct {
+	DNS  []string `json:"dns"`
+	Host string   `json:"host"`
+	Port int      `json:"port"`
+}
+
+type certHostList struct {
+	Status  int        `json:"status"`
+	Count   int        `json:"count"`
+	Data    []certHost `json:"data"`
+	Credits int64      `json:"credits"`
+}
+
+// handleCertDNSSearch answers GET /nexus/cloud-certs/dns-search?query=:
+// the hosts whose certificates name a DNS name starting with query (at
+// least 3 characters), from the certificates stored in the host index
+// (scans and CT entries alike), up to 10,000.
+func (s *Server) handleCertDNSSearch(w http.ResponseWriter, r *http.Request) error {
+	q := strings.TrimSpace(r.URL.Query().Get("query"))
+	if q == "" {
+		return periscope.Errorf(periscope.EUnprocessable, "query is required: the start of a DNS name, at least 3 characters.")
+	}
+	if err := checkText("query", q, 253); err != nil {
+		return unprocessable(err)
+	}
+	if len([]rune(q)) < 3 {
+		return periscope.Errorf(periscope.EUnprocessable, "query must be at least 3 characters.")
+	}
+	hs, err := s.hosts.CertNamePrefix(r.Context(), q, nexusMaxRows)
+	if err != nil {
+		return err
+	}
+	rows := make([]certHost, len(hs))
+	for i, h := range hs {
+		rows[i] = certHost{DNS: append([]string{}, h.Cert.DNSNames...), Host: h.Host, Port: tlsPort(h)}
+	}
+	s.writeWithCredits(w, r, func(balance int64) any {
+		return certHostList{Status: http.StatusOK, Count: len(rows), Data: rows, Credits: balance}
+	})
+	return nil
+}
+
+// tlsPort is the port a host's certificate was most likely seen on: 443
+// when open, else its first TLS-looking service, else 443.
+func tlsPort(h host.Host) int {
+	for _, p := range h.NetworkPorts {
+		if p == 443 {
+			return 443
+		}
+	}
+	for _, sv := range h.NetworkServices {
+		if strings.Contains(sv.Service, "https") || strings.Contains(sv.Service, "ssl") || strings.Contains(sv.Service, "tls") {
+			return sv.Port
+		}
+	}
+	return 443
+}

@@ -54,6 +54,7 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/enterprise/assets", enterprise, s.handleEntityAssets)
 	s.handle("GET /api/v1/nexus/ip-lookup", charged, s.handleIPLookup)
 	s.handle("GET /api/v1/nexus/passive-dns/lookup", charged, s.handlePassiveDNS)
+	s.handle("GET /api/v1/nexus/cloud-certs/dns-search", charged, s.handleCertDNSSearch)
 	s.handle("GET /api/v1/public/my-ip", public, s.handleMyIP)
 	// <routes:brand>
 	s.handle("GET /api/v1/enterprise/darkweb/potential-phishing", enterprise, s.handlePhishingFindings)

@@ -57,6 +57,7 @@ type Hosts interface {
 	LastSeenUnder(ctx context.Context, domain string) (int64, error)
 	Host(ctx context.Context, name string) (host.Host, error)
 	RecentUnder(ctx context.Context, domain string, resolvableOnly bool, limit, offset int) ([]host.Host, error)
+	CertNamePrefix(ctx context.Context, prefix string, limit int) ([]host.Host, error)
 }
 
 // Vulns is what the vulnerability routes (vuln.go, vuln_metrics.go) need.
