@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -144,6 +145,7 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 	seed := fs.Uint64("seed", 1, "--seed given to gen-hosts")
 	rounds := fs.Int("rounds", 20, "times each query of the mix is sent")
 	conc := fs.Int("concurrency", 1, "concurrent clients")
+	only := fs.String("only", "", "run only the queries whose category starts with this (e.g. intel)")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -185,7 +187,10 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 	} else if *key == "" {
 		return fmt.Errorf("bench search: --url needs --key")
 	}
-	mix := searchMix(names)
+	mix := slices.DeleteFunc(searchMix(names), func(q searchQuery) bool { return !strings.HasPrefix(q.kind, *only) })
+	if len(mix) == 0 {
+		return fmt.Errorf("bench search: no query category starts with %q", *only)
+	}
 	type sample struct {
 		kind string
 		d    time.Duration
