@@ -241,9 +241,11 @@ func intelASN(virtual bool) func(*Server, *http.Request, []string, int) ([]host.
 			return searchIntel(s, r, q)
 		}
 		// Bare-address hosts are skipped page by page: no index term
-		// tells names from addresses.
+		// tells names from addresses. The walk stops after
+		// virtualHostScan hosts, so an ASN of bare addresses costs a
+		// bounded number of reads (it answers fewer rows).
 		var out []host.Host
-		for q.Limit = max(limit, 200); ; q.Offset += q.Limit {
+		for q.Limit = max(limit, 200); q.Offset < virtualHostScan; q.Offset += q.Limit {
 			res, err := s.hosts.SearchHosts(r.Context(), q)
 			if err != nil {
 				return nil, err
@@ -259,8 +261,13 @@ func intelASN(virtual bool) func(*Server, *http.Request, []string, int) ([]host.
 				return out, nil
 			}
 		}
+		return out, nil
 	}
 }
+
+// virtualHostScan bounds the hosts asn-to-virtual-hosts reads to find its
+// named ones.
+const virtualHostScan = 50000
 
 // intelDNS lists the hosts with an MX or NS record. FullHunt writes the
 // names with their trailing dot; the index holds records as their source
