@@ -23,6 +23,7 @@ func setupHosts(ctx context.Context, svc *services) error {
 		return fmt.Errorf("host index: %w", err)
 	}
 	svc.hosts = in
+	svc.deps.Enrich = in.Enricher // /nexus/ip-lookup describes addresses with it
 	svc.closers = append(svc.closers, in.Enricher.Close)
 	return nil
 }

@@ -32,6 +32,7 @@ var statusOf = map[string]int{
 	periscope.ERateLimited:         http.StatusTooManyRequests,
 	periscope.EInternal:            http.StatusInternalServerError,
 	periscope.EUnavailable:         http.StatusServiceUnavailable,
+	periscope.EUnprocessable:       http.StatusUnprocessableEntity,
 }
 
 // errorBody is the JSON body of every error (README.md "Errors").

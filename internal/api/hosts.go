@@ -103,6 +103,11 @@ type globalSearchResponse struct {
 	// TotalIsExact is false when the count stopped at hoststore.CountCap
 	// (only queries testing host rows over many hosts do).
 	TotalIsExact bool `json:"total_is_exact"`
+	// Sort is FullHunt's sort name: ours is always "natural" (hosts in
+	// the order they were first stored); we keep no asset score.
+	Sort string `json:"sort"`
+	// Credits is the account's balance after this request's charge.
+	Credits int64 `json:"credits"`
 }
 
 // handleGlobalSearch answers POST /global/search.
@@ -146,10 +151,12 @@ func (s *Server) handleGlobalSearch(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, globalSearchResponse{
-		Status: http.StatusOK, Results: res.Hosts, Query: filters,
-		TotalQueryResults: res.Total, TotalPages: (res.Total + size - 1) / size,
-		Page: page, PageSize: size, TotalIsExact: res.Exact,
+	s.writeWithCredits(w, r, func(balance int64) any {
+		return globalSearchResponse{
+			Status: http.StatusOK, Results: res.Hosts, Query: filters,
+			TotalQueryResults: res.Total, TotalPages: (res.Total + size - 1) / size,
+			Page: page, PageSize: size, TotalIsExact: res.Exact, Sort: "natural", Credits: balance,
+		}
 	})
 	return nil
 }
@@ -400,15 +407,14 @@ type domainDetailsResponse struct {
 	Metadata subdomainsMetadata `json:"metadata"`
 }
 
-// Domain details bounds: host objects are large, so pages are smaller than
-// the name lists of subdomains.
-const (
-	detailsDefaultLimit = 100
-	detailsMaxLimit     = 1000
-)
+// detailsMaxLimit bounds the limit parameter; the account's
+// max_results_per_request clips it further.
+const detailsMaxLimit = 100000
 
 // handleDomainDetails answers GET /domain/{domain}/details: the host
-// objects of the domain, paged with the extensions page and limit.
+// objects of the domain, most recently seen first, as many as the
+// account's max_results_per_request allows (FullHunt's tier cap), paged
+// with the extensions page and limit.
 func (s *Server) handleDomainDetails(w http.ResponseWriter, r *http.Request) error {
 	domain, err := pathDomain(r)
 	if err != nil {
@@ -418,7 +424,7 @@ func (s *Server) handleDomainDetails(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	limit, err := queryInt(r, "limit", detailsDefaultLimit, 1, detailsMaxLimit)
+	limit, err := queryInt(r, "limit", max(principalOf(r).Account.MaxResultsPerRequest, 1), 1, detailsMaxLimit)
 	if err != nil {
 		return err
 	}
@@ -435,14 +441,11 @@ func (s *Server) handleDomainDetails(w http.ResponseWriter, r *http.Request) err
 }
 
 // domainHosts returns a page of the host objects of domain (clipped to the
-// account's max_results_per_request) and the metadata of the listing.
+// account's max_results_per_request), most recently seen first, and the
+// metadata of the listing.
 func (s *Server) domainHosts(r *http.Request, domain string, resolvable bool, page, limit int) ([]host.Host, subdomainsMetadata, error) {
 	size := min(limit, max(principalOf(r).Account.MaxResultsPerRequest, 1))
-	q := hoststore.HostQuery{Under: domain, Limit: size, Offset: (page - 1) * size}
-	if resolvable {
-		q.Flags = map[hoststore.HostFlag]bool{hoststore.FlagResolvable: true}
-	}
-	res, err := s.hosts.SearchHosts(r.Context(), q)
+	hs, err := s.hosts.RecentUnder(r.Context(), domain, resolvable, size, (page-1)*size)
 	if err != nil {
 		return nil, subdomainsMetadata{}, err
 	}
@@ -450,8 +453,8 @@ func (s *Server) domainHosts(r *http.Request, domain string, resolvable bool, pa
 	if err != nil {
 		return nil, subdomainsMetadata{}, err
 	}
-	md, err := s.domainMetadata(r, domain, total, len(res.Hosts))
-	return res.Hosts, md, err
+	md, err := s.domainMetadata(r, domain, total, len(hs))
+	return hs, md, err
 }
 
 // handleHost answers GET /host/{host}: one host object with raw, our

@@ -193,7 +193,8 @@ func TestSubdomainsAndHost(t *testing.T) {
 			Hosts []host.Host `json:"hosts"`
 		}
 		e.Do("GET", "/api/v1/domain/acme.com/details?limit=2&page=2", key, nil).JSON(t, &details)
-		if len(details.Hosts) != 2 || details.Hosts[0].Host != "h02.acme.com" {
+		// Most recently seen first: h11, h10 | h09, h08.
+		if len(details.Hosts) != 2 || details.Hosts[0].Host != "h09.acme.com" {
 			t.Errorf("details = %+v", details.Hosts)
 		}
 		r := e.Do("GET", "/api/v1/host/h02.acme.com", key, nil)

@@ -222,6 +222,18 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		}
 		charged = 1
 	}
+	if buf.withCredits != nil && status == http.StatusOK {
+		bal, berr := int64(0), error(nil)
+		if charged == 1 {
+			bal, berr = s.balance(r.Context(), acct.ID, p.pool)
+		}
+		if berr != nil {
+			s.refund(r, acct.ID, p.pool, period)
+			return berr
+		}
+		buf.body.Reset()
+		writeJSON(buf, http.StatusOK, buf.withCredits(bal))
+	}
 	if oem {
 		if aerr := s.audit(r, &principal, status, charged); aerr != nil {
 			audited = true // the failure is logged below; no second attempt
@@ -262,6 +274,9 @@ type bufferedResponse struct {
 	// free is set by a handler whose success costs nothing this time (a
 	// deduplicated on-demand scan, waiveCharge): no credit is taken.
 	free bool
+	// withCredits, when set, builds the body from the balance after the
+	// charge (writeWithCredits).
+	withCredits func(balance int64) any
 }
 
 func newBufferedResponse() *bufferedResponse { return &bufferedResponse{header: http.Header{}} }

@@ -48,6 +48,14 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/host/{host}", charged, s.handleHost)
 	s.handle("POST /api/v1/oem/attack-surface/search", oemCharged, s.handleAttackSurfaceSearch)
 	s.handle("POST /api/v1/oem/attack-surface/host", oemCharged, s.handleAttackSurfaceHost)
+	// <routes:fidelity> FullHunt's routes over data we hold (intel.go, nexus.go, entities.go).
+	s.handle("GET /api/v1/intel/{route_type}", charged, s.handleIntel)
+	s.handle("GET /api/v1/enterprise/entities", enterprise, s.handleEntities)
+	s.handle("GET /api/v1/enterprise/assets", enterprise, s.handleEntityAssets)
+	s.handle("GET /api/v1/nexus/ip-lookup", charged, s.handleIPLookup)
+	s.handle("GET /api/v1/nexus/passive-dns/lookup", charged, s.handlePassiveDNS)
+	s.handle("GET /api/v1/nexus/cloud-certs/dns-search", charged, s.handleCertDNSSearch)
+	s.handle("GET /api/v1/public/my-ip", public, s.handleMyIP)
 	// <routes:brand>
 	s.handle("GET /api/v1/enterprise/darkweb/potential-phishing", enterprise, s.handlePhishingFindings)
 	s.handle("GET /api/v1/enterprise/darkweb/typosquatting", enterprise, s.handleTyposquattingFindings)

@@ -87,6 +87,9 @@ type Deps struct {
 	// Darkweb is the breach store behind the dark-web routes; nil answers
 	// them 503.
 	Darkweb Darkweb
+	// Enrich, when set, describes addresses for /nexus/ip-lookup (without
+	// it the lookup answers from the host index alone).
+	Enrich IPEnricher
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -113,12 +116,13 @@ type Server struct {
 	alerts   AlertService
 	scans    ScanService
 	darkweb  Darkweb
+	enrich   IPEnricher
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb}
+		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, enrich: d.Enrich}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"net/netip"
 
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/enrich"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
@@ -25,6 +27,9 @@ type Accounts interface {
 	Authenticate(ctx context.Context, key string) (periscope.Principal, error)
 	Reserve(ctx context.Context, accountID string, pool periscope.Pool, n int64) (period string, err error)
 	Refund(ctx context.Context, accountID string, pool periscope.Pool, n int64, period string) error
+	// Account reads an account, for the balance FullHunt's answers carry
+	// after their charge (credits_body.go).
+	Account(ctx context.Context, id string) (periscope.Account, error)
 	AddAudit(ctx context.Context, e *periscope.AuditEntry) error
 	AuditLogs(ctx context.Context, f store.AuditFilter) ([]periscope.AuditEntry, int, error)
 	Ping(ctx context.Context) error
@@ -52,6 +57,8 @@ type Hosts interface {
 	Subdomains(ctx context.Context, domain string, resolvableOnly bool, limit, countCap int) (names []string, total int, err error)
 	LastSeenUnder(ctx context.Context, domain string) (int64, error)
 	Host(ctx context.Context, name string) (host.Host, error)
+	RecentUnder(ctx context.Context, domain string, resolvableOnly bool, limit, offset int) ([]host.Host, error)
+	CertNamePrefix(ctx context.Context, prefix string, limit int) ([]host.Host, error)
 }
 
 // Vulns is what the vulnerability routes (vuln.go, vuln_metrics.go) need.
@@ -65,6 +72,7 @@ type Vulns interface {
 	SearchExploits(ctx context.Context, q vulnstore.VulnSearch) ([]vuln.Exploit, error)
 	CountVulns(ctx context.Context) (vulnstore.VulnCounts, error)
 	VulnSyncStates(ctx context.Context) (map[string]vulnstore.SyncState, error)
+	CVEScores(ctx context.Context, cveIDs []string) (map[string]vulnstore.CVEScore, error)
 }
 
 // BrandListings is what the brand listing routes (brand.go) read.
@@ -78,4 +86,11 @@ type BrandListings interface {
 // typosquatting searches (brand.go). *monitor.Monitor implements it.
 type BrandMonitor interface {
 	Search(ctx context.Context, base, kind string, limit int) ([]brandstore.Finding, error)
+}
+
+// IPEnricher describes an address from the enrichment tables the host
+// ingest uses (provider ranges, MMDB files), for /nexus/ip-lookup.
+// *enrich.Enricher implements it.
+type IPEnricher interface {
+	Enrich(ip netip.Addr, cnames []string) enrich.Result
 }

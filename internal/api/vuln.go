@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -87,6 +88,14 @@ type exploitRecord struct {
 	Codes         string   `json:"codes"`
 	SourceURL     string   `json:"source_url"`
 	CVEIDs        []string `json:"cve_ids"` // extension: every CVE in codes
+	// From the record's CVE (cve_id): its EPSS score and KEV listing.
+	EPSSScore float64 `json:"epss_score"`
+	IsKEV     bool    `json:"is_kev"`
+	// Exploit-DB's columns; empty when the input lacks them.
+	FilePath       string `json:"file_path"`
+	Aliases        string `json:"aliases"`
+	ApplicationURL string `json:"application_url"`
+	ScreenshotURL  string `json:"screenshot_url"`
 }
 
 type advisoryRecord struct {
@@ -159,16 +168,31 @@ func vulnTitle(v vuln.Vulnerability) string {
 	return d
 }
 
-func toExploitRecords(xs []vuln.Exploit) []exploitRecord {
+// exploitRecords converts exploits to their wire records, with the EPSS
+// score and KEV flag of each one's CVE.
+func (s *Server) exploitRecords(ctx context.Context, xs []vuln.Exploit) ([]exploitRecord, error) {
+	var cves []string
+	for _, x := range xs {
+		if x.CVEID != "" {
+			cves = append(cves, x.CVEID)
+		}
+	}
+	scores, err := s.vulns.CVEScores(ctx, cves)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]exploitRecord, len(xs))
 	for i, x := range xs {
+		sc := scores[x.CVEID]
 		out[i] = exploitRecord{
 			EDBID: x.EDBID, CVEID: x.CVEID, Title: x.Title, Author: x.Author, Type: x.Type, Platform: x.Platform,
 			DatePublished: epoch(x.DatePublished), DateAdded: epoch(x.DateAdded), DateUpdated: epoch(x.DateUpdated),
 			Verified: x.Verified, Codes: x.Codes, SourceURL: x.SourceURL, CVEIDs: orEmpty(x.CVEIDs),
+			EPSSScore: sc.EPSS, IsKEV: sc.IsKEV, FilePath: x.File, Aliases: x.Aliases,
+			ApplicationURL: x.ApplicationURL, ScreenshotURL: x.ScreenshotURL,
 		}
 	}
-	return out
+	return out, nil
 }
 
 func toAdvisoryRecords(as []vuln.Advisory) []advisoryRecord {
@@ -423,7 +447,11 @@ func (s *Server) serveFeed(w http.ResponseWriter, r *http.Request, p feedParams,
 		if err != nil {
 			return err
 		}
-		resp.Exploits, md.TotalExploits = toExploitRecords(xs[:take(len(xs))]), n
+		recs, err := s.exploitRecords(ctx, xs[:take(len(xs))])
+		if err != nil {
+			return err
+		}
+		resp.Exploits, md.TotalExploits = recs, n
 	}
 	if p.Type == "all" || p.Type == "advisories" {
 		as, n, err := s.vulns.FeedAdvisories(ctx, f)
@@ -452,7 +480,12 @@ type searchBody struct {
 
 // searchParams reads a search from the query string and, on POST, the
 // JSON body or the form fields (whose values win).
-func (s *Server) searchParams(r *http.Request) (vulnstore.VulnSearch, error) {
+//
+// The advisory searches (filtersSuffice) take any one of query, ecosystem
+// and package, as FullHunt's reference documents (fullhunt/fullhunt-skill,
+// fullhunt/references/endpoints.md): ecosystem=npm&package=npm/lodash alone
+// lists that package's advisories. The others need a query.
+func (s *Server) searchParams(r *http.Request, filtersSuffice bool) (vulnstore.VulnSearch, error) {
 	q := r.URL.Query()
 	query, ecosystem, pkg := q.Get("query"), q.Get("ecosystem"), q.Get("package")
 	if query == "" {
@@ -483,17 +516,21 @@ func (s *Server) searchParams(r *http.Request) (vulnstore.VulnSearch, error) {
 		}
 	}
 	query = strings.TrimSpace(query)
+	eco, name, err := parsePackage(ecosystem, pkg)
+	if err != nil {
+		return vulnstore.VulnSearch{}, err
+	}
 	switch {
+	case query == "" && filtersSuffice && (eco != "" || name != ""):
+		// A listing by ecosystem or package alone.
+	case query == "" && filtersSuffice:
+		return vulnstore.VulnSearch{}, periscope.Errorf(periscope.EMissing, "query is required when neither ecosystem nor package is given: an id (GHSA-…), a CPE string, search text, or ecosystem/package such as npm and npm/lodash.")
 	case query == "":
 		return vulnstore.VulnSearch{}, periscope.Errorf(periscope.EMissing, "query is required: an id (CVE-…, GHSA-…), a CPE string or search text.")
 	case len([]rune(query)) < 2:
 		return vulnstore.VulnSearch{}, periscope.Errorf(periscope.EInvalid, "query must be at least 2 characters.")
 	}
 	if err := checkText("query", query, vulnMaxText); err != nil {
-		return vulnstore.VulnSearch{}, err
-	}
-	eco, name, err := parsePackage(ecosystem, pkg)
-	if err != nil {
 		return vulnstore.VulnSearch{}, err
 	}
 	limit := min(vulnSearchMax, max(principalOf(r).Account.MaxResultsPerRequest, 1))
@@ -514,7 +551,7 @@ type exploitSearchResponse struct {
 
 // handleVulnSearch answers the vulnerability searches.
 func (s *Server) handleVulnSearch(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.searchParams(r)
+	q, err := s.searchParams(r, false)
 	if err != nil {
 		return err
 	}
@@ -528,7 +565,7 @@ func (s *Server) handleVulnSearch(w http.ResponseWriter, r *http.Request) error 
 
 // handleAdvisorySearch answers the advisory searches.
 func (s *Server) handleAdvisorySearch(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.searchParams(r)
+	q, err := s.searchParams(r, true)
 	if err != nil {
 		return err
 	}
@@ -542,7 +579,7 @@ func (s *Server) handleAdvisorySearch(w http.ResponseWriter, r *http.Request) er
 
 // handleExploitSearch answers the exploit searches.
 func (s *Server) handleExploitSearch(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.searchParams(r)
+	q, err := s.searchParams(r, false)
 	if err != nil {
 		return err
 	}
@@ -550,6 +587,10 @@ func (s *Server) handleExploitSearch(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, exploitSearchResponse{Response: toExploitRecords(xs)})
+	recs, err := s.exploitRecords(r.Context(), xs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, exploitSearchResponse{Response: recs})
 	return nil
 }

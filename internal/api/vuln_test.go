@@ -340,6 +340,11 @@ func TestVulnSearches(t *testing.T) {
 			{"POST", pub + "vulnerability-search", map[string]any{"query": "quokka"}, "CVE-2026-99999", 1},
 			{"GET", pub + "advisories-search?query=GHSA-qqqq-wwww-eeee", nil, "GHSA-qqqq-wwww-eeee", 1},
 			{"POST", pub + "advisories-search?query=quokka", nil, "GHSA-qqqq-wwww-eeee", 1},
+			// Ecosystem or package alone lists advisories, newest first (issue 17).
+			{"GET", pub + "advisories-search?ecosystem=pypi&package=PyPI/quokka", nil, "GHSA-qqqq-wwww-eeee", 1},
+			{"GET", pub + "advisories-search?ecosystem=PyPI", nil, "GHSA-qqqq-wwww-eeee", -1},
+			{"POST", oem + "advisories-search", map[string]any{"package": "PyPI/quokka"}, "GHSA-qqqq-wwww-eeee", 1},
+			{"GET", pub + "advisories-search?package=npm/quokka", nil, "", 0},
 			{"GET", pub + "exploits-search?query=log4j", nil, "50592", 1},
 			{"POST", pub + "exploits-search", map[string]any{"query": "EDB-99999"}, "99999", 1},
 		}
@@ -377,6 +382,8 @@ func TestVulnSearches(t *testing.T) {
 			{"GET", pub + "vulnerability-search?query=a", nil, 400, "at least 2 characters"},
 			{"GET", pub + "vulnerability-search?query=" + strings.Repeat("a", 600), nil, 400, "at most 512"},
 			{"POST", pub + "advisories-search", map[string]any{"query": "  "}, 400, "query is required"},
+			{"GET", pub + "advisories-search?ecosystem=%20", nil, 400, "query is required when neither ecosystem nor package"},
+			{"GET", pub + "vulnerability-search?ecosystem=PyPI", nil, 400, "query is required"},
 			{"POST", pub + "advisories-search", map[string]any{"query": "django", "package": "django"}, 400, "ecosystem/name"},
 			{"POST", pub + "advisories-search", map[string]any{"query": 42}, 400, "query must be a string"},
 			{"POST", pub + "exploits-search", map[string]any{"query": "!!"}, 400, "letters or digits"},

@@ -31,6 +31,9 @@ const (
 	ERateLimited         = "rate_limited"
 	EInternal            = "internal"
 	EUnavailable         = "unavailable"
+	// EUnprocessable is a missing or invalid parameter of the routes that
+	// answer FullHunt's 422 for it (/intel/*, /nexus/*, /enterprise/assets).
+	EUnprocessable = "unprocessable_parameter"
 )
 
 // Error is an error that is safe to show to a client: a stable code and a

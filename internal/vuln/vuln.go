@@ -91,9 +91,15 @@ type Exploit struct {
 	// (e.g. "CVE-2021-44228;OSVDB-123").
 	Codes     string `json:"codes"`
 	SourceURL string `json:"source_url"`
+	// File, Aliases, ApplicationURL and ScreenshotURL are Exploit-DB's
+	// file, aliases, application_url and screenshot_url columns (empty
+	// when the input lacks them), which FullHunt's records carry.
+	File           string `json:"file_path,omitempty"`
+	Aliases        string `json:"aliases,omitempty"`
+	ApplicationURL string `json:"application_url,omitempty"`
+	ScreenshotURL  string `json:"screenshot_url,omitempty"`
 
 	CVEIDs []string `json:"-"`
-	File   string   `json:"-"`
 	Port   int      `json:"-"`
 }
 

@@ -646,6 +646,9 @@ func (s *Store) SearchAdvisories(ctx context.Context, q VulnSearch) ([]vuln.Advi
 	from, fargs, order := "vuln_advisories a", []any(nil), "a.published DESC, a.id DESC"
 	id, cpe, isID, isCPE := searchKind(q.Query)
 	switch {
+	case strings.TrimSpace(q.Query) == "":
+		// A listing by ecosystem or package alone (the API requires one),
+		// newest first.
 	case isID:
 		w.add("(a.adv_id = ? OR a.id IN (SELECT advisory_id FROM vuln_advisory_aliases WHERE alias = ?))", id, id)
 	case isCPE:
