@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/cert"
@@ -572,8 +573,16 @@ func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, erro
 	// Not what another account's domain claim covers (internal/store/orgs.go).
 	args := append([]any{q.AccountID, q.Kind}, store.NotClaimedByOtherArgs(q.AccountID)...)
 	if q.Q != "" {
+		sub := strings.ToLower(q.Q)
+		if s.st.Engine() == "sqlite" && !s.noGrams && utf8.RuneCountInString(sub) >= 3 {
+			// The trigram index (migration 14) narrows the rows to those
+			// holding q's trigrams; the LIKE below still decides. PostgreSQL
+			// answers the LIKE itself from its pg_trgm indexes.
+			where += ` AND id IN (SELECT rowid FROM brand_findings_grams WHERE brand_findings_grams MATCH ?)`
+			args = append(args, `"`+strings.ReplaceAll(sub, `"`, `""`)+`"`)
+		}
 		where += ` AND (domain LIKE ? ESCAPE '\' OR base_domain LIKE ? ESCAPE '\')`
-		p := "%" + store.LikeEscape(strings.ToLower(q.Q)) + "%"
+		p := "%" + store.LikeEscape(sub) + "%"
 		args = append(args, p, p)
 	}
 	w, args := q.where("date_added", args)

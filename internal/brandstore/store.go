@@ -30,6 +30,9 @@ func Migrations() store.MigrationSet {
 // Store is the brand tables of a database. It is safe for concurrent use.
 type Store struct {
 	st *store.Store
+	// noGrams filters substrings without the SQLite trigram index (the
+	// benchmark's "before").
+	noGrams bool
 }
 
 // New returns the brand tables of s (migrated with Migrations).
