@@ -28,6 +28,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/wire"
 )
@@ -59,7 +60,7 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
+	if _, err := st.Migrate(ctx, schema.Sets()...); err != nil {
 		return err
 	}
 	if *cpuprofile != "" {

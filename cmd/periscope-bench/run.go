@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -116,7 +117,7 @@ func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Migrate(ctx); err != nil {
+	if _, err := s.Migrate(ctx, schema.Sets()...); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("migrate %s: %w", redactDSN(cfg.Database), err)
 	}
