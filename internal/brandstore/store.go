@@ -33,6 +33,9 @@ type Store struct {
 	// noGrams filters substrings without the SQLite trigram index (the
 	// benchmark's "before").
 	noGrams bool
+	// noCounts counts unfiltered listings by walking the findings (the
+	// benchmark's "before").
+	noCounts bool
 }
 
 // New returns the brand tables of s (migrated with Migrations).

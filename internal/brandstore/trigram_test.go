@@ -149,8 +149,65 @@ func BenchmarkFindingsSubstring(b *testing.B) {
 				}
 			}
 			run("q/after", s, filtered)
-			run("page", s, page)
-			run("phishing1000", s, phish)
+			run("page/before", s.WithoutTrigrams(), page)
+			run("page/after", s, page)
+			run("phishing1000/before", s.WithoutTrigrams(), phish)
+			run("phishing1000/after", s, phish)
 		})
 	}
+}
+
+// The kept counts equal a walk of the findings through inserts, updates
+// that change a finding's kind, and an organization's deletion.
+func TestFindingCountsMatchAWalk(t *testing.T) {
+	each(t, func(t *testing.T, s *brandstore.Store) {
+		ctx := context.Background()
+		o := brandOrg(t, s)
+		check := func(when string) {
+			t.Helper()
+			for _, kind := range []string{brand.TypoSquatting, brand.PotentialPhishing} {
+				q := brandstore.ListQuery{AccountID: o.AccountID, Kind: kind, Limit: 1}
+				_, kept, err := s.Findings(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, walked, err := s.WithoutTrigrams().Findings(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if kept != walked {
+					t.Errorf("%s, %s: kept count %d, walk %d", when, kind, kept, walked)
+				}
+			}
+		}
+		check("empty")
+		storeFindings(t, s, o, 300, 1_800_000_000)
+		check("stored")
+		storeFindings(t, s, o, 300, 1_800_000_000) // the same findings again: unchanged
+		check("stored twice")
+		// The same domains with their kinds swapped.
+		var swap []brandstore.Finding
+		for i := range 40 {
+			kind := brand.PotentialPhishing
+			if i%2 == 1 {
+				kind = brand.TypoSquatting
+			}
+			swap = append(swap, brandstore.Finding{OrganizationID: o.ID, AccountID: o.AccountID, Kind: kind,
+				Domain: fmt.Sprintf("brand%d-%d.example", i%1000, i), BaseDomain: fmt.Sprintf("brand%d.com", i%1000), Score: 90, LastSeen: 1_800_000_001})
+		}
+		if _, err := s.UpsertFindings(ctx, swap); err != nil {
+			t.Fatal(err)
+		}
+		check("kinds swapped")
+		o2 := periscope.Organization{AccountID: o.AccountID, Name: "second"}
+		if err := s.Core().CreateOrganization(ctx, &o2); err != nil {
+			t.Fatal(err)
+		}
+		storeFindings(t, s, o2, 50, 1_800_000_000)
+		check("second organization")
+		if err := s.Core().DeleteOrganization(ctx, o.AccountID, o2.ID); err != nil {
+			t.Fatal(err)
+		}
+		check("second organization deleted")
+	})
 }
