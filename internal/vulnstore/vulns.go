@@ -279,15 +279,8 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 				touched = append(touched, e.CVEID)
 			}
 		}
-		// The catalog may title and describe the CVE's record: only a
-		// record without one of the two (or none yet) changes its text, so
-		// only those are taken out of the text index and put back. A
-		// catalog ingested after NVD leaves nearly all of them alone.
-		retext, err := untitled(ctx, tx, touched)
-		if err != nil {
-			return err
-		}
-		if err := s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", retext, true); err != nil {
+		// The catalog may title and describe the CVE's record.
+		if err := s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, true); err != nil {
 			return err
 		}
 		putKEV, err := tx.Prepared(ctx, `INSERT INTO vuln_kev (cve_id, date_added, due_date, required_action, name, doc) VALUES (?, ?, ?, ?, ?, ?)
@@ -322,39 +315,12 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 				return fmt.Errorf("flag %s as known exploited: %w", e.CVEID, err)
 			}
 		}
-		return s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", retext, false)
+		return s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, false)
 	})
 	if err != nil {
 		return VulnStats{}, err
 	}
 	return st, nil
-}
-
-// untitled returns the CVE ids of ids whose record is missing or lacks a
-// title or a description: the ones a KEV entry may title or describe.
-func untitled(ctx context.Context, tx *store.Tx, ids []any) ([]any, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	titled := map[string]bool{}
-	err := store.QueryInAny(ctx, tx, `SELECT cve_id FROM vulns WHERE cve_id IN (%s) AND title <> '' AND description <> ''`, ids, func(rows *sql.Rows) error {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		titled[id] = true
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load vulnerability titles: %w", err)
-	}
-	var out []any
-	for _, id := range ids {
-		if !titled[id.(string)] {
-			out = append(out, id)
-		}
-	}
-	return out, nil
 }
 
 // UpsertEPSS stores a batch of EPSS scores; a score dated before the
