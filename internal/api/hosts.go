@@ -375,28 +375,23 @@ func (s *Server) handleSubdomains(w http.ResponseWriter, r *http.Request) error 
 	}
 	acct := principalOf(r).Account
 	limit := max(acct.MaxResultsPerRequest, 1)
-	names, total, err := s.hosts.Subdomains(r.Context(), domain, resolvable, limit, subdomainCountCap)
+	l, err := s.hosts.Listing(r.Context(), domain, resolvable, limit, subdomainCountCap)
 	if err != nil {
 		return err
 	}
-	md, err := s.domainMetadata(r, domain, total, len(names))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, subdomainsResponse{Status: http.StatusOK, Domain: domain, Hosts: names, Metadata: md})
+	md := s.domainMetadata(r, domain, l, len(l.Names))
+	writeJSON(w, http.StatusOK, subdomainsResponse{Status: http.StatusOK, Domain: domain, Hosts: l.Names, Metadata: md})
 	return nil
 }
 
-func (s *Server) domainMetadata(r *http.Request, domain string, total, returned int) (subdomainsMetadata, error) {
+// domainMetadata is the metadata of a domain listing of which returned
+// items are in the response.
+func (s *Server) domainMetadata(r *http.Request, domain string, l hoststore.DomainListing, returned int) subdomainsMetadata {
 	acct := principalOf(r).Account
-	last, err := s.hosts.LastSeenUnder(r.Context(), domain)
-	if err != nil {
-		return subdomainsMetadata{}, err
-	}
 	return subdomainsMetadata{
-		AllResultsCount: total, AvailableResultsForUser: returned, Domain: domain, LastScanned: last,
+		AllResultsCount: l.Total, AvailableResultsForUser: returned, Domain: domain, LastScanned: l.LastSeen,
 		MaxResultsForUser: acct.MaxResultsPerRequest, Timestamp: s.now().Unix(), UserPlan: acct.Plan,
-	}, nil
+	}
 }
 
 type domainDetailsResponse struct {
@@ -449,12 +444,11 @@ func (s *Server) domainHosts(r *http.Request, domain string, resolvable bool, pa
 	if err != nil {
 		return nil, subdomainsMetadata{}, err
 	}
-	_, total, err := s.hosts.Subdomains(r.Context(), domain, resolvable, 0, subdomainCountCap)
+	l, err := s.hosts.Listing(r.Context(), domain, resolvable, 0, subdomainCountCap)
 	if err != nil {
 		return nil, subdomainsMetadata{}, err
 	}
-	md, err := s.domainMetadata(r, domain, total, len(hs))
-	return hs, md, err
+	return hs, s.domainMetadata(r, domain, l, len(hs)), nil
 }
 
 // handleHost answers GET /host/{host}: one host object with raw, our

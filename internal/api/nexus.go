@@ -180,10 +180,11 @@ func (s *Server) handlePassiveDNS(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return unprocessable(err)
 	}
-	names, _, err := s.hosts.Subdomains(r.Context(), domain, false, nexusMaxRows, nexusMaxRows)
+	l, err := s.hosts.Listing(r.Context(), domain, false, nexusMaxRows, nexusMaxRows)
 	if err != nil {
 		return err
 	}
+	names := l.Names
 	s.writeWithCredits(w, r, func(balance int64) any {
 		return nameList{Status: http.StatusOK, Count: len(names), Data: names, Credits: balance}
 	})

@@ -54,8 +54,7 @@ type Orgs interface {
 // need. *hoststore.Store implements it.
 type Hosts interface {
 	SearchHosts(ctx context.Context, q hoststore.HostQuery) (hoststore.HostPage, error)
-	Subdomains(ctx context.Context, domain string, resolvableOnly bool, limit, countCap int) (names []string, total int, err error)
-	LastSeenUnder(ctx context.Context, domain string) (int64, error)
+	Listing(ctx context.Context, domain string, resolvableOnly bool, limit, countCap int) (hoststore.DomainListing, error)
 	Host(ctx context.Context, name string) (host.Host, error)
 	RecentUnder(ctx context.Context, domain string, resolvableOnly bool, limit, offset int) ([]host.Host, error)
 	CertNamePrefix(ctx context.Context, prefix string, limit int) ([]host.Host, error)

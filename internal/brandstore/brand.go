@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
@@ -568,18 +569,39 @@ func scanFinding(rows *sql.Rows, raw bool) (Finding, error) {
 // convincing (highest score) first, newest first among equals, and the
 // number of findings the query matches.
 func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, error) {
-	where := ` FROM brand_findings WHERE account_id = ? AND kind = ?` + fmt.Sprintf(store.NotClaimedByOtherSQL, "brand_findings.base_domain")
+	from, args := ` FROM brand_findings`, []any(nil)
 	// Not what another account's domain claim covers (internal/store/orgs.go).
-	args := append([]any{q.AccountID, q.Kind}, store.NotClaimedByOtherArgs(q.AccountID)...)
+	where := ` WHERE account_id = ? AND kind = ?` + fmt.Sprintf(store.NotClaimedByOtherSQL, "brand_findings.base_domain")
+	wargs := append([]any{q.AccountID, q.Kind}, store.NotClaimedByOtherArgs(q.AccountID)...)
 	if q.Q != "" {
+		sub := strings.ToLower(q.Q)
+		if s.st.Engine() == "sqlite" && !s.noGrams && utf8.RuneCountInString(sub) >= 3 {
+			// The trigram index (migration 14) yields the rows holding q's
+			// trigrams, and the query starts from them (CROSS JOIN fixes
+			// the order: SQLite would otherwise walk the account's listing
+			// index and probe the matches); the LIKE below still decides.
+			// PostgreSQL answers the LIKE itself from its pg_trgm indexes.
+			from = ` FROM (SELECT rowid AS gid FROM brand_findings_grams WHERE brand_findings_grams MATCH ?) g
+				CROSS JOIN brand_findings ON brand_findings.id = g.gid`
+			args = append(args, `"`+strings.ReplaceAll(sub, `"`, `""`)+`"`)
+		}
 		where += ` AND (domain LIKE ? ESCAPE '\' OR base_domain LIKE ? ESCAPE '\')`
-		p := "%" + store.LikeEscape(strings.ToLower(q.Q)) + "%"
-		args = append(args, p, p)
+		p := "%" + store.LikeEscape(sub) + "%"
+		wargs = append(wargs, p, p)
 	}
+	where = from + where
+	args = append(args, wargs...)
 	w, args := q.where("date_added", args)
 	where += w
 	var total int
-	if err := s.queryRow(ctx, `SELECT COUNT(*)`+where, args...).Scan(&total); err != nil {
+	count, cargs := `SELECT COUNT(*)`+where, args
+	if q.Q == "" && q.From == 0 && q.To == 0 && !s.noCounts {
+		// Unfiltered: the per-base-domain counts (migration 15), under the
+		// same claim filter, instead of a walk of every finding.
+		count = `SELECT COALESCE(SUM(n), 0) FROM brand_finding_counts WHERE account_id = ? AND kind = ?` +
+			fmt.Sprintf(store.NotClaimedByOtherSQL, "brand_finding_counts.base_domain")
+	}
+	if err := s.queryRow(ctx, count, cargs...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count findings: %w", err)
 	}
 	out := []Finding{}

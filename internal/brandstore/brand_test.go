@@ -13,7 +13,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
-func brandOrg(t *testing.T, b *brandstore.Store) periscope.Organization {
+func brandOrg(t testing.TB, b *brandstore.Store) periscope.Organization {
 	s := b.Core()
 	t.Helper()
 	ctx := context.Background()

@@ -30,6 +30,12 @@ func Migrations() store.MigrationSet {
 // Store is the brand tables of a database. It is safe for concurrent use.
 type Store struct {
 	st *store.Store
+	// noGrams filters substrings without the SQLite trigram index (the
+	// benchmark's "before").
+	noGrams bool
+	// noCounts counts unfiltered listings by walking the findings (the
+	// benchmark's "before").
+	noCounts bool
 }
 
 // New returns the brand tables of s (migrated with Migrations).

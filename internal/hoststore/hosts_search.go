@@ -576,6 +576,61 @@ func (s *Store) Subdomains(ctx context.Context, domain string, resolvableOnly bo
 	return names, total, nil
 }
 
+// DomainListing is the subdomain listing of a domain: the names listed,
+// how many hosts there are (capped) and the latest last_seen of all of them.
+type DomainListing struct {
+	Names    []string
+	Total    int
+	LastSeen int64
+}
+
+// Listing answers a subdomain listing with one walk of the domain's key
+// range: the first limit names in reversed-label order (a walk of limit
+// index entries, stopping there) and, in one aggregate pass over the range,
+// the count (of resolvable hosts with resolvableOnly, capped at countCap)
+// and the latest last_seen of every host below the domain (resolvable or
+// not, as LastSeenUnder). It returns what Subdomains and LastSeenUnder
+// return together, without walking the range once for the count and again
+// for the maximum; both read only the index (rkey, is_resolvable,
+// last_seen).
+func (s *Store) Listing(ctx context.Context, domain string, resolvableOnly bool, limit, countCap int) (DomainListing, error) {
+	cond, args := underKey("rkey", domain)
+	out := DomainListing{Names: []string{}}
+	if limit > 0 {
+		q := "SELECT rkey FROM hosts WHERE " + cond
+		if resolvableOnly {
+			q += " AND is_resolvable = 1"
+		}
+		rows, err := s.query(ctx, q+" ORDER BY rkey LIMIT ?", append(slices.Clone(args), limit)...)
+		if err != nil {
+			return DomainListing{}, fmt.Errorf("list subdomains of %q: %w", domain, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var rk string
+			if err := rows.Scan(&rk); err != nil {
+				return DomainListing{}, fmt.Errorf("list subdomains of %q: %w", domain, err)
+			}
+			out.Names = append(out.Names, host.ReverseKey(rk)) // reversing twice restores the name
+		}
+		if err := rows.Err(); err != nil {
+			return DomainListing{}, fmt.Errorf("list subdomains of %q: %w", domain, err)
+		}
+		rows.Close()
+	}
+	n := "COUNT(*)"
+	if resolvableOnly {
+		n = "COALESCE(SUM(CASE WHEN is_resolvable = 1 THEN 1 ELSE 0 END), 0)"
+	}
+	var total int64
+	err := s.queryRow(ctx, "SELECT "+n+", COALESCE(MAX(last_seen), 0) FROM hosts WHERE "+cond, args...).Scan(&total, &out.LastSeen)
+	if err != nil {
+		return DomainListing{}, fmt.Errorf("count subdomains of %q: %w", domain, err)
+	}
+	out.Total = int(min(total, int64(countCap)))
+	return out, nil
+}
+
 // LastSeenUnder returns the latest last_seen of domain and the hosts below
 // it (0 when none), walking the same key range.
 func (s *Store) LastSeenUnder(ctx context.Context, domain string) (int64, error) {

@@ -108,6 +108,12 @@ func (s *Store) DeleteOrganization(ctx context.Context, accountID, orgID string)
 			assets = append(assets, [2]string{k, v})
 		}
 		rows.Close()
+		// The delete cascades into the brand tables, whose triggers update
+		// per-account counters (brandstore migration 15): taking the brand
+		// writers' turn keeps it from deadlocking with a findings upsert.
+		if err := tx.Dialect().TakeTurns(ctx, tx, LockBrand); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM organizations WHERE id = ? AND account_id = ?`, orgID, accountID); err != nil {
 			return fmt.Errorf("delete organization: %w", err)
 		}

@@ -283,6 +283,19 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 		if err := s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, true); err != nil {
 			return err
 		}
+		putKEV, err := tx.Prepared(ctx, `INSERT INTO vuln_kev (cve_id, date_added, due_date, required_action, name, doc) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (cve_id) DO UPDATE SET date_added = excluded.date_added, due_date = excluded.due_date,
+			required_action = excluded.required_action, name = excluded.name, doc = excluded.doc`)
+		if err != nil {
+			return fmt.Errorf("store kev: %w", err)
+		}
+		flag, err := tx.Prepared(ctx, `INSERT INTO vulns (cve_id, title, description, is_kev, is_exploit) VALUES (?, ?, ?, 1, 1)
+			ON CONFLICT (cve_id) DO UPDATE SET is_kev = 1, is_exploit = 1,
+			title = CASE WHEN vulns.title = '' THEN excluded.title ELSE vulns.title END,
+			description = CASE WHEN vulns.description = '' THEN excluded.description ELSE vulns.description END`)
+		if err != nil {
+			return fmt.Errorf("flag known exploited: %w", err)
+		}
 		for i, e := range batch {
 			doc := docs[i]
 			_, ok := existing[e.CVEID]
@@ -295,17 +308,10 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 			} else {
 				st.Inserted++
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO vuln_kev (cve_id, date_added, due_date, required_action, name, doc) VALUES (?, ?, ?, ?, ?, ?)
-				ON CONFLICT (cve_id) DO UPDATE SET date_added = excluded.date_added, due_date = excluded.due_date,
-				required_action = excluded.required_action, name = excluded.name, doc = excluded.doc`,
-				e.CVEID, store.Unix(e.DateAdded), store.Unix(e.DueDate), e.RequiredAction, e.VulnerabilityName, string(doc)); err != nil {
+			if _, err := putKEV.ExecContext(ctx, e.CVEID, store.Unix(e.DateAdded), store.Unix(e.DueDate), e.RequiredAction, e.VulnerabilityName, string(doc)); err != nil {
 				return fmt.Errorf("store kev %s: %w", e.CVEID, err)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO vulns (cve_id, title, description, is_kev, is_exploit) VALUES (?, ?, ?, 1, 1)
-				ON CONFLICT (cve_id) DO UPDATE SET is_kev = 1, is_exploit = 1,
-				title = CASE WHEN vulns.title = '' THEN excluded.title ELSE vulns.title END,
-				description = CASE WHEN vulns.description = '' THEN excluded.description ELSE vulns.description END`,
-				e.CVEID, e.VulnerabilityName, e.ShortDescription); err != nil {
+			if _, err := flag.ExecContext(ctx, e.CVEID, e.VulnerabilityName, e.ShortDescription); err != nil {
 				return fmt.Errorf("flag %s as known exploited: %w", e.CVEID, err)
 			}
 		}

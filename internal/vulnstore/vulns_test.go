@@ -338,3 +338,57 @@ func FuzzCPEKey(f *testing.F) {
 		}
 	})
 }
+
+// A KEV entry titles and describes only what has no title or description
+// (NVD records have no title): the text index follows it for a record it
+// creates or completes, and a titled record keeps its text, later catalog
+// names unsearchable.
+func TestKEVTextIndexFollowsOnlyChangedText(t *testing.T) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
+		ctx := context.Background()
+		nvd := readNVD(t, vulnData+"nvd/osvdev_CVE-2022-36037.json")
+		if _, err := s.UpsertVulns(ctx, nvd); err != nil {
+			t.Fatal(err)
+		}
+		day := time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC)
+		id := nvd[0].CVEID
+		entries := []vuln.KEVEntry{
+			{CVEID: id, VulnerabilityName: "Quixotic Wombat Flaw", ShortDescription: "quixotic", DateAdded: day, DueDate: day},
+			{CVEID: "CVE-2031-0001", VulnerabilityName: "Zephyrine Gadget Overflow", ShortDescription: "zephyrine overflow", DateAdded: day, DueDate: day},
+		}
+		search := func(q string) []string {
+			t.Helper()
+			hits, err := s.SearchVulns(ctx, vulnstore.VulnSearch{Query: q, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, h := range hits {
+				ids = append(ids, h.CVEID)
+			}
+			return ids
+		}
+		for round := range 2 { // the second round renames both: an update
+			if round == 1 {
+				entries[0].VulnerabilityName = "Yonder Wombat Flaw"
+				entries[1].VulnerabilityName = "Yonder Gadget Overflow"
+			}
+			if _, err := s.UpsertKEV(ctx, entries); err != nil {
+				t.Fatal(err)
+			}
+			if got := search("zephyrine"); !slices.Equal(got, []string{"CVE-2031-0001"}) {
+				t.Errorf("round %d: KEV-created record: %v", round, got)
+			}
+			if got := search("quixotic"); !slices.Equal(got, []string{id}) {
+				t.Errorf("round %d: the title the catalog gave: %v", round, got)
+			}
+			if got := search("yonder"); len(got) != 0 {
+				t.Errorf("round %d: a later catalog name replaced a title: %v", round, got)
+			}
+			if got := search("multiselect"); !slices.Contains(got, id) {
+				t.Errorf("round %d: the NVD description is no longer searchable: %v", round, got)
+			}
+			checkFTS(t, s)
+		}
+	})
+}
