@@ -10,6 +10,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
+	"github.com/periscope-oss/periscope/internal/whoislookup"
 )
 
 // The API's storage, one interface per handler group: the methods that
@@ -78,4 +79,12 @@ type BrandListings interface {
 // typosquatting searches (brand.go). *monitor.Monitor implements it.
 type BrandMonitor interface {
 	Search(ctx context.Context, base, kind string, limit int) ([]brandstore.Finding, error)
+}
+
+// WhoisRecords is what domain details, subdomains and the OEM
+// attack-surface search of a domain read of WHOIS (whois_data): the stored
+// record of the name's registered domain, nil when none is stored. It
+// never waits on a registry. whoislookup.Stored implements it.
+type WhoisRecords interface {
+	StoredWhois(ctx context.Context, name string) (*whoislookup.Data, error)
 }
