@@ -86,7 +86,9 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 
 func benchBrandAccount(ctx context.Context, st *store.Store) (key string, o periscope.Organization, err error) {
 	a := periscope.Account{Company: fmt.Sprintf("bench-brand-%d", time.Now().UnixNano()), Plan: "enterprise",
-		Enterprise: true, CreditsPerMonth: 1 << 30, MaxResultsPerRequest: 100_000}
+		Enterprise: true, CreditsPerMonth: 1 << 30, MaxResultsPerRequest: 100_000,
+		// 1,000 monitored brands, above the default domain quota.
+		Quotas: periscope.Quotas{Domains: 2000}}
 	u := periscope.User{Email: a.Company + "@bench.test"}
 	if err := st.CreateAccount(ctx, &a, &u); err != nil {
 		return "", o, err

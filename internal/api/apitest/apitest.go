@@ -138,7 +138,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)
 	v := Validator(t, srv.OpenAPI())
-	return &Env{T: t, Engine: engine, Store: s, Hosts: hs, Vulns: vs, Brand: bs, Monitor: mon, Server: srv, HTTP: h, Clock: clock,
+	return &Env{T: t, Engine: engine, Store: s, Hosts: hs, Vulns: vs, Brand: bs, Monitor: mon, Darkweb: dw, Server: srv, HTTP: h, Clock: clock,
 		Client: &http.Client{Transport: v.Transport(http.DefaultTransport)}}
 }
 
