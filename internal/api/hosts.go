@@ -12,6 +12,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/whoislookup"
 )
 
 // filterKind is the JSON type a global-search filter takes.
@@ -352,6 +353,8 @@ type subdomainsResponse struct {
 	Domain   string             `json:"domain"`
 	Hosts    []string           `json:"hosts"`
 	Metadata subdomainsMetadata `json:"metadata"`
+	// WhoisData is the stored WHOIS record, null when none (whois_data.go).
+	WhoisData *whoislookup.Data `json:"whois_data"`
 }
 
 // subdomainCountCap bounds the count of a domain's hosts.
@@ -380,7 +383,11 @@ func (s *Server) handleSubdomains(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	md := s.domainMetadata(r, domain, l, len(l.Names))
-	writeJSON(w, http.StatusOK, subdomainsResponse{Status: http.StatusOK, Domain: domain, Hosts: l.Names, Metadata: md})
+	wd, err := s.storedWhois(r, domain)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, subdomainsResponse{Status: http.StatusOK, Domain: domain, Hosts: l.Names, Metadata: md, WhoisData: wd})
 	return nil
 }
 
@@ -400,6 +407,8 @@ type domainDetailsResponse struct {
 	Domain   string             `json:"domain"`
 	Hosts    []host.Host        `json:"hosts"`
 	Metadata subdomainsMetadata `json:"metadata"`
+	// WhoisData is the stored WHOIS record, null when none (whois_data.go).
+	WhoisData *whoislookup.Data `json:"whois_data"`
 }
 
 // detailsMaxLimit bounds the limit parameter; the account's
@@ -431,7 +440,11 @@ func (s *Server) handleDomainDetails(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, domainDetailsResponse{Status: http.StatusOK, Domain: domain, Hosts: res, Metadata: md})
+	wd, err := s.storedWhois(r, domain)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, domainDetailsResponse{Status: http.StatusOK, Domain: domain, Hosts: res, Metadata: md, WhoisData: wd})
 	return nil
 }
 
@@ -515,7 +528,11 @@ func (s *Server) handleAttackSurfaceSearch(w http.ResponseWriter, r *http.Reques
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"response": map[string]any{"domain": domain, "hosts": hosts, "metadata": md}})
+		wd, err := s.storedWhois(r, domain)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"response": map[string]any{"domain": domain, "hosts": hosts, "metadata": md, "whois_data": wd}})
 	case "ip_range":
 		p, err := ipRangeQuery(query)
 		if err != nil {

@@ -71,6 +71,9 @@ type Deps struct {
 	Brand BrandMonitor
 	// Whois is the WHOIS/RDAP lookup behind /oem/whois/*; nil answers 503.
 	Whois WhoisService
+	// WhoisRecords are the stored WHOIS records shown as whois_data beside
+	// domain listings; nil answers whois_data null.
+	WhoisRecords WhoisRecords
 	// AssetsChanged, when set, is called after an organization's domains
 	// or IP ranges change or an organization is deleted (the brand
 	// monitor reconciles at once instead of at its next poll).
@@ -113,6 +116,7 @@ type Server struct {
 	brand    BrandMonitor
 	changed  func()
 	whois    WhoisService
+	whoisRec WhoisRecords
 	alerts   AlertService
 	scans    ScanService
 	darkweb  Darkweb
@@ -122,7 +126,7 @@ type Server struct {
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, enrich: d.Enrich}
+		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, enrich: d.Enrich, whoisRec: d.WhoisRecords}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
+	"github.com/periscope-oss/periscope/internal/whoislookup"
 )
 
 // The API's storage, one interface per handler group: the methods that
@@ -92,4 +93,12 @@ type BrandMonitor interface {
 // *enrich.Enricher implements it.
 type IPEnricher interface {
 	Enrich(ip netip.Addr, cnames []string) enrich.Result
+}
+
+// WhoisRecords is what domain details, subdomains and the OEM
+// attack-surface search of a domain read of WHOIS (whois_data): the stored
+// record of the name's registered domain, nil when none is stored. It
+// never waits on a registry. whoislookup.Stored implements it.
+type WhoisRecords interface {
+	StoredWhois(ctx context.Context, name string) (*whoislookup.Data, error)
 }

@@ -390,7 +390,9 @@ func (s *Server) feedFilter(r *http.Request, p *feedParams) (vulnstore.VulnFilte
 		if err := checkText("each keyword", k, vulnMaxText); err != nil {
 			return f, nil, err
 		}
-		if id, ok := vuln.CanonicalID(k); ok {
+		// Advisory ids stay terms: the store tells a stored id of any
+		// database from text, spelt as stored (vulnstore.resolveFeedIDs).
+		if id, ok := vuln.CanonicalID(k); ok && vuln.IsCVE(id) {
 			f.IDs = append(f.IDs, id)
 			continue
 		}

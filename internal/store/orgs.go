@@ -136,6 +136,13 @@ func (s *Store) AddAsset(ctx context.Context, a periscope.Asset) (created bool, 
 	}
 	now := s.Now().UTC().Truncate(time.Second)
 	err = s.Tx(ctx, func(tx *Tx) error {
+		// Claims take turns, so the overlap and quota checks and the
+		// insert are one step: a claim of example.com and another
+		// account's claim of shop.example.com at the same moment cannot
+		// both pass the check.
+		if err := tx.Dialect().TakeTurns(ctx, tx, LockClaims); err != nil {
+			return err
+		}
 		if err := checkAssetQuota(ctx, tx, a); err != nil {
 			return err
 		}

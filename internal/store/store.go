@@ -414,6 +414,11 @@ const (
 	LockHosts = 7271938
 	LockVulns = 1987407982 // "vuln" in ASCII
 	LockBrand = 1651663204 // "brad" in ASCII
+	// LockClaims serialises asset claims (AddAsset): the check that no
+	// other account claims an overlapping domain or range reads rows that
+	// a concurrent claim has not inserted yet, so two overlapping claims
+	// would both pass it on PostgreSQL.
+	LockClaims = 1668047213 // "clam" in ASCII
 )
 
 // Engine is the engine's name, "sqlite" or "postgres", for reports.

@@ -24,7 +24,10 @@ type VulnFilter struct {
 	Cutoff int64
 	// IDs are exact CVE, advisory or EDB-… ids, as vuln.CanonicalID gives.
 	IDs []string
-	// Terms are free-text keywords (full-text, prefix matching).
+	// Terms are free-text keywords (full-text, prefix matching). A term
+	// that is an advisory id stored in the database (of any database,
+	// in any of the spellings idSpellings tries) or has a known
+	// database's prefix is taken as an id instead.
 	Terms []string
 	// Source, Ecosystem and Package (a name within Ecosystem) select items
 	// linked to a matching advisory (vulnerabilities and exploits through
@@ -235,6 +238,10 @@ func (s *Store) matchClause(f VulnFilter, table, t, dateCol string, idCond func(
 // FeedVulns returns a page of the vulnerabilities f selects, newest first,
 // and how many there are.
 func (s *Store) FeedVulns(ctx context.Context, f VulnFilter) ([]vuln.Vulnerability, int, error) {
+	f, err := s.resolveFeedIDs(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
 	// Ids are resolved to CVEs first: one IN list keeps the plan an index
 	// lookup on both engines (an OR with a subquery is a scan on PostgreSQL).
 	cves, err := s.feedCVEs(ctx, f.IDs, true)
@@ -421,6 +428,10 @@ func (s *Store) linkAdvisories(ctx context.Context, vs []vuln.Vulnerability) err
 
 // FeedExploits returns a page of the exploits f selects, newest first.
 func (s *Store) FeedExploits(ctx context.Context, f VulnFilter) ([]vuln.Exploit, int, error) {
+	f, err := s.resolveFeedIDs(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
 	_, _, edbs := splitIDs(f.IDs)
 	cves, err := s.feedCVEs(ctx, f.IDs, false)
 	if err != nil {
@@ -489,6 +500,10 @@ func (s *Store) scanExploits(ctx context.Context, q string, args ...any) ([]vuln
 
 // FeedAdvisories returns a page of the advisories f selects, newest first.
 func (s *Store) FeedAdvisories(ctx context.Context, f VulnFilter) ([]vuln.Advisory, int, error) {
+	f, err := s.resolveFeedIDs(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
 	var rowIDs []string
 	if len(f.IDs) > 0 {
 		ids := strArgs(f.IDs)
@@ -556,18 +571,41 @@ func (s *Store) scanAdvisories(ctx context.Context, q string, args ...any) ([]vu
 	return out, rows.Err()
 }
 
-// searchKind tells what a search query is.
-func searchKind(q string) (id string, cpe string, isID, isCPE bool) {
-	if id, ok := vuln.CanonicalID(q); ok {
-		return id, "", true, false
+// searchKind tells what a search query is: a CVE id; an advisory id
+// stored in the database (as an advisory or an alias, whatever database
+// publishes it), spelt as stored; an id of a known database that is not
+// stored (which finds nothing); a CPE (key, "" when malformed); else text.
+func (s *Store) searchKind(ctx context.Context, q string) (id string, cpe string, isID, isCPE bool, err error) {
+	t := strings.TrimSpace(q)
+	canon, known := vuln.CanonicalID(t)
+	if known && vuln.IsCVE(canon) {
+		return canon, "", true, false, nil
 	}
-	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(q)), "cpe:") {
+	if !strings.HasPrefix(strings.ToLower(t), "cpe:") {
+		stored, err := s.resolveIDs(ctx, []string{t})
+		if err != nil {
+			return "", "", false, false, err
+		}
+		if stored[0] != "" {
+			return stored[0], "", true, false, nil
+		}
+	}
+	if known {
+		return canon, "", true, false, nil
+	}
+	if strings.HasPrefix(strings.ToLower(t), "cpe:") {
 		// A malformed CPE gives an empty key, which callers report.
 		key, _ := CPEKey(q)
-		return "", key, false, true
+		return "", key, false, true, nil
 	}
-	return "", "", false, false
+	return "", "", false, false, nil
 }
+
+// aliasedCVEs selects the ids an advisory id (two arguments, both the id)
+// aliases: through the advisory with that id, and through the advisories
+// aliasing it.
+const aliasedCVEs = `SELECT aa.alias FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id = ?
+	UNION SELECT alias FROM vuln_advisory_aliases WHERE advisory_id IN (SELECT advisory_id FROM vuln_advisory_aliases WHERE alias = ?)`
 
 func errBadCPE(q string) error {
 	return periscope.Errorf(periscope.EInvalid, "query looks like a CPE but does not name a part, vendor and product (e.g. cpe:2.3:a:apache:log4j): %q.", periscope.Clip(q, 64))
@@ -605,12 +643,15 @@ func (s *Store) SearchVulns(ctx context.Context, q VulnSearch) ([]vuln.Vulnerabi
 	f := VulnFilter{Ecosystem: q.Ecosystem, Package: q.Package}
 	var w where
 	from, fargs, order := "vulns v", []any(nil), "v.published DESC, v.id DESC"
-	id, cpe, isID, isCPE := searchKind(q.Query)
+	id, cpe, isID, isCPE, err := s.searchKind(ctx, q.Query)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case isID && vuln.IsCVE(id):
 		w.add("v.cve_id = ?", id)
 	case isID:
-		w.add("v.cve_id IN (SELECT aa.alias FROM vuln_advisory_aliases aa JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id = ? UNION SELECT alias FROM vuln_advisory_aliases WHERE advisory_id IN (SELECT advisory_id FROM vuln_advisory_aliases WHERE alias = ?))", id, id)
+		w.add("v.cve_id IN ("+aliasedCVEs+")", id, id)
 	case isCPE:
 		if cpe == "" {
 			return nil, errBadCPE(q.Query)
@@ -644,7 +685,10 @@ func (s *Store) SearchAdvisories(ctx context.Context, q VulnSearch) ([]vuln.Advi
 	f := VulnFilter{Ecosystem: q.Ecosystem, Package: q.Package}
 	var w where
 	from, fargs, order := "vuln_advisories a", []any(nil), "a.published DESC, a.id DESC"
-	id, cpe, isID, isCPE := searchKind(q.Query)
+	id, cpe, isID, isCPE, err := s.searchKind(ctx, q.Query)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case strings.TrimSpace(q.Query) == "":
 		// A listing by ecosystem or package alone (the API requires one),
@@ -678,16 +722,25 @@ func (s *Store) SearchExploits(ctx context.Context, q VulnSearch) ([]vuln.Exploi
 	f := VulnFilter{Ecosystem: q.Ecosystem, Package: q.Package}
 	var w where
 	from, fargs, order := "vuln_exploits x", []any(nil), "x.date_added DESC, x.edb_id DESC"
-	id, _, isID, _ := searchKind(q.Query)
 	t := strings.TrimSpace(q.Query)
 	edb, numErr := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(strings.ToUpper(t), "EDB-ID:"), "EDB-"))
+	// EDB-<n> and a bare number are exploit ids here, before any
+	// advisory id.
+	var id string
+	var isID bool
+	if numErr != nil || edb <= 0 {
+		var err error
+		if id, _, isID, _, err = s.searchKind(ctx, q.Query); err != nil {
+			return nil, err
+		}
+	}
 	switch {
+	case numErr == nil && edb > 0:
+		w.add("x.edb_id = ?", edb)
 	case isID && vuln.IsCVE(id):
 		w.add("x.id IN (SELECT exploit_id FROM vuln_exploit_cves WHERE cve_id = ?)", id)
 	case isID:
-		w.add("x.id IN (SELECT ec.exploit_id FROM vuln_exploit_cves ec JOIN vuln_advisory_aliases aa ON aa.alias = ec.cve_id JOIN vuln_advisories a ON a.id = aa.advisory_id WHERE a.adv_id = ?)", id)
-	case numErr == nil && edb > 0:
-		w.add("x.edb_id = ?", edb)
+		w.add("x.id IN (SELECT exploit_id FROM vuln_exploit_cves WHERE cve_id IN ("+aliasedCVEs+"))", id, id)
 	default:
 		fq, err := textQuery(s, q.Query)
 		if err != nil {

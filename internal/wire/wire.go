@@ -14,15 +14,19 @@ import (
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
+	"github.com/periscope-oss/periscope/internal/whoislookup"
+	"github.com/periscope-oss/periscope/internal/whoisstore"
 )
 
 // APIDeps wires the API to the storage of st: the core store serves
 // accounts and organizations, each capability's package its routes. Brand
 // is a monitor without a worker (its searches are computed on demand);
-// serve replaces it with the running one.
+// serve replaces it with the running one. Stored WHOIS records are shown
+// beside domain listings whether or not WHOIS lookups are configured.
 func APIDeps(st *store.Store, log *slog.Logger) api.Deps {
 	hs, bs := hoststore.New(st), brandstore.New(st)
 	return api.Deps{Accounts: st, Orgs: st, Hosts: hs, Vulns: vulnstore.New(st), Listings: bs,
 		Brand: monitor.New(st, hs, bs, monitor.Options{}), Log: log,
-		Alerts: &alerts.Service{Store: alertstore.New(st), DB: st}}
+		Alerts:       &alerts.Service{Store: alertstore.New(st), DB: st},
+		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(st)}}
 }

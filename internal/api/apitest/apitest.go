@@ -122,9 +122,10 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 		t.Fatal(err)
 	}
 	d := api.Deps{Accounts: s, Orgs: s, Hosts: hs, Vulns: vs, Listings: bs, Brand: mon, Now: clock.Now,
-		Whois:   whoislookup.New(whoislookup.Config{Store: whoisstore.New(s), Now: clock.Now}),
-		Alerts:  &alerts.Service{Store: alertstore.New(s), DB: s},
-		Darkweb: dw}
+		Whois:        whoislookup.New(whoislookup.Config{Store: whoisstore.New(s), Now: clock.Now}),
+		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(s)},
+		Alerts:       &alerts.Service{Store: alertstore.New(s), DB: s},
+		Darkweb:      dw}
 	for _, o := range opts {
 		if o.Config != nil {
 			cfg = *o.Config
