@@ -44,6 +44,11 @@ func load(b *testing.B, d *Store, g *breachgen.Generator, n int) []breach.Record
 	var sample []breach.Record
 	batch := make([]breach.Record, 0, 2000)
 	norm := d.Normalizer()
+	l, err := d.Loader(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
 	for i := 0; i < n; i++ {
 		r := g.Record()
 		r.Source = "bench"
@@ -55,7 +60,7 @@ func load(b *testing.B, d *Store, g *breachgen.Generator, n int) []breach.Record
 		}
 		batch = append(batch, r)
 		if len(batch) == cap(batch) || i == n-1 {
-			if _, err := d.Add(context.Background(), batch); err != nil {
+			if _, err := l.Add(context.Background(), batch); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]

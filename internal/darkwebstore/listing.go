@@ -111,7 +111,7 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 			return nil, 0, fmt.Errorf("email: %w", err)
 		}
 		w += ` AND i.record_id = ?`
-		args = append(args, hex.EncodeToString(d.index(breach.Email, e)))
+		args = append(args, d.index(breach.Email, e))
 	}
 	db := d.s.DB()
 	var total int
@@ -127,15 +127,10 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	var idxs [][]byte
 	for rows.Next() {
 		var e EmailRow
-		var ref string
-		if err := rows.Scan(&ref, &e.FirstSeen, &e.LastSeen); err != nil {
+		var idx []byte
+		if err := rows.Scan(&idx, &e.FirstSeen, &e.LastSeen); err != nil {
 			rows.Close()
 			return nil, 0, err
-		}
-		idx, err := hex.DecodeString(ref)
-		if err != nil {
-			rows.Close()
-			return nil, 0, fmt.Errorf("listing index: %w", err)
 		}
 		e.ID = hexID(idx)
 		out = append(out, e)
@@ -160,11 +155,12 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 		}
 		for rs.Next() {
 			var r row
-			var idx []byte
-			if err := rs.Scan(&r.id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded, &idx); err != nil {
+			var id, idx []byte
+			if err := rs.Scan(&id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded, &idx); err != nil {
 				rs.Close()
 				return nil, 0, err
 			}
+			r.id = hex.EncodeToString(id)
 			byEmail[string(idx)] = append(byEmail[string(idx)], r)
 		}
 		rs.Close()
@@ -229,9 +225,13 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 	src := &Store{s: d.s, keys: old, norm: d.norm}
 	dst := &Store{s: d.s, keys: next, norm: d.norm}
 	done := 0
+	// A keyset walk of the primary key (no index on key_id: it would cost
+	// every insert). Re-sealed records get new random ids, some after the
+	// cursor, and are skipped by the key_id filter.
+	cursor := []byte{}
 	for {
 		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT id, key_id, blob, breach, breach_date, source, date_added
-			FROM darkweb_records WHERE key_id = ? ORDER BY id LIMIT 1000`), old.ID())
+			FROM darkweb_records WHERE id > ? AND key_id = ? ORDER BY id LIMIT 1000`), cursor, old.ID())
 		if err != nil {
 			return err
 		}
@@ -242,24 +242,27 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 		if len(got) == 0 {
 			break
 		}
+		cursor, _ = hex.DecodeString(got[len(got)-1].id)
 		recs, err := src.open(got)
 		if err != nil {
 			return err
 		}
 		err = d.s.Tx(ctx, func(tx *store.Tx) error {
 			for i, r := range recs {
-				for _, row := range src.indexRows(&r.Record, r.ID) {
+				oldID, _ := hex.DecodeString(r.ID)
+				for _, row := range src.indexRows(&r.Record, oldID) {
 					if _, err := tx.Exec(ctx, `DELETE FROM darkweb_index WHERE type = ? AND hmac = ? AND date_added = ? AND record_id = ?`,
 						row.code, row.hmac, got[i].dateAdded, row.ref); err != nil {
 						return err
 					}
 				}
-				if _, err := tx.Exec(ctx, `DELETE FROM darkweb_records WHERE id = ?`, r.ID); err != nil {
+				if _, err := tx.Exec(ctx, `DELETE FROM darkweb_records WHERE id = ?`, oldID); err != nil {
 					return err
 				}
 				rec := r.Record
-				id := next.RecordID(&rec)
-				blob, err := next.Seal(id, &rec)
+				hexID := next.RecordID(&rec)
+				id, _ := hex.DecodeString(hexID)
+				blob, err := next.Seal(hexID, &rec)
 				if err != nil {
 					return err
 				}

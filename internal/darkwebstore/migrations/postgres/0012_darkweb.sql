@@ -21,8 +21,10 @@ CREATE TABLE darkweb_breaches (
     updated_at BIGINT NOT NULL
 );
 
+-- id is the record's 128-bit keyed identity hash (bytes, not hex: it is
+-- repeated in every index row).
 CREATE TABLE darkweb_records (
-    id TEXT PRIMARY KEY,
+    id BYTEA PRIMARY KEY,
     key_id TEXT NOT NULL,
     blob BYTEA NOT NULL,
     breach TEXT NOT NULL,
@@ -33,13 +35,16 @@ CREATE TABLE darkweb_records (
     date_added BIGINT NOT NULL
 );
 CREATE INDEX darkweb_records_email ON darkweb_records (email_idx) WHERE email_idx IS NOT NULL;
-CREATE INDEX darkweb_records_key ON darkweb_records (key_id);
 
+-- One row per (search type, blind index) of a record, newest first within
+-- a value: a search is one range scan of the primary key. The listing rows
+-- (types 17 and 18) point from an email domain to a record with a secret
+-- and to an email's blind index.
 CREATE TABLE darkweb_index (
     type SMALLINT NOT NULL,
     hmac BYTEA NOT NULL,
     date_added BIGINT NOT NULL,
-    record_id TEXT NOT NULL,
+    record_id BYTEA NOT NULL,
     PRIMARY KEY (type, hmac, date_added, record_id)
 );
 

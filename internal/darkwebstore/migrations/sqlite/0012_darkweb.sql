@@ -23,8 +23,10 @@ CREATE TABLE darkweb_breaches (
     updated_at INTEGER NOT NULL
 );
 
+-- id is the record's 128-bit keyed identity hash (bytes, not hex: it is
+-- repeated in every index row).
 CREATE TABLE darkweb_records (
-    id TEXT PRIMARY KEY,
+    id BLOB PRIMARY KEY,
     key_id TEXT NOT NULL,
     blob BLOB NOT NULL,
     breach TEXT NOT NULL,
@@ -35,13 +37,16 @@ CREATE TABLE darkweb_records (
     date_added INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX darkweb_records_email ON darkweb_records (email_idx) WHERE email_idx IS NOT NULL;
-CREATE INDEX darkweb_records_key ON darkweb_records (key_id);
 
+-- One row per (search type, blind index) of a record, newest first within
+-- a value: a search is one range scan of the primary key. The listing rows
+-- (types 17 and 18) point from an email domain to a record with a secret
+-- and to an email's blind index.
 CREATE TABLE darkweb_index (
     type INTEGER NOT NULL,
     hmac BLOB NOT NULL,
     date_added INTEGER NOT NULL,
-    record_id TEXT NOT NULL,
+    record_id BLOB NOT NULL,
     PRIMARY KEY (type, hmac, date_added, record_id)
 ) WITHOUT ROWID;
 
