@@ -3,7 +3,9 @@ package darkwebstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,13 +64,28 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 		args = append(args, d.index(breach.Email, e))
 	}
 	var total int
-	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
+	if len(hs) == 1 && q.Email == "" && q.From <= 0 && q.To <= 0 {
+		// One domain, no filter: the total kept at ingest.
+		err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT n FROM darkweb_counts WHERE code = ? AND hmac = ?`), codeCredDomain, hs[0]).Scan(&total)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, fmt.Errorf("count credentials: %w", err)
+		}
+	} else if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count credentials: %w", err)
 	}
+	// The page comes from the index alone, newest first (ties by record id
+	// descending: the primary key's backward order, so for one domain the
+	// scan stops at the page); only the page's records are read. Several
+	// domains can index one record (a domain and its subdomain): GROUP BY
+	// keeps one row each.
+	group := ""
+	if len(hs) > 1 {
+		group = ` GROUP BY i.record_id, i.date_added`
+	}
 	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-		FROM darkweb_records r JOIN (SELECT DISTINCT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+`
-			ORDER BY i.date_added DESC, i.record_id LIMIT ? OFFSET ?) p ON r.id = p.record_id
-		ORDER BY p.date_added DESC, p.record_id`), append(args, q.Limit, q.Offset)...)
+		FROM (SELECT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+group+`
+			ORDER BY i.date_added DESC, i.record_id DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.id = p.record_id
+		ORDER BY p.date_added DESC, p.record_id DESC`), append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
@@ -297,6 +314,14 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 	}
 	err := d.s.Tx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM darkweb_keys WHERE key_id <> ?`, next.ID()); err != nil {
+			return err
+		}
+		// The listing counts are keyed by blind index: recount under the new key.
+		if _, err := tx.Exec(ctx, `DELETE FROM darkweb_counts`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO darkweb_counts (code, hmac, n)
+			SELECT type, hmac, COUNT(*) FROM darkweb_index WHERE type = ? GROUP BY type, hmac`, codeCredDomain); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `UPDATE darkweb_keys SET active = 1 WHERE key_id = ?`, next.ID())

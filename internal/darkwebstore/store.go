@@ -199,6 +199,9 @@ const (
 	indexColumns  = `darkweb_index (type, hmac, date_added, record_id) VALUES `
 )
 
+const sqlBumpCount = `INSERT INTO darkweb_counts (code, hmac, n) VALUES (?, ?, ?)
+	ON CONFLICT (code, hmac) DO UPDATE SET n = darkweb_counts.n + excluded.n`
+
 // AddResult counts what Add did.
 type AddResult struct {
 	Added, Duplicates int
@@ -383,6 +386,7 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 		args, n = args[:0], 0
 		return nil
 	}
+	counts := map[string]int{}
 	for _, p := range batch {
 		if !added[string(p.id)] {
 			res.Duplicates++
@@ -390,6 +394,9 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 		}
 		res.Added++
 		for _, r := range p.rows {
+			if r.code == codeCredDomain {
+				counts[string(r.hmac)]++
+			}
 			args = append(args, r.code, r.hmac, now, r.ref)
 			if n++; n == indexPerInsert {
 				if err := flush(); err != nil {
@@ -400,6 +407,11 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 	}
 	if err := flush(); err != nil {
 		return AddResult{}, err
+	}
+	for h, n := range counts {
+		if _, err := tx.ExecContext(ctx, d.s.Rebind(sqlBumpCount), codeCredDomain, []byte(h), n); err != nil {
+			return AddResult{}, fmt.Errorf("listing counts: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return AddResult{}, fmt.Errorf("commit: %w", err)
@@ -469,10 +481,17 @@ type Query struct {
 	NoCache bool
 }
 
+// sqlSearch reads the page from the index alone (a backward range scan of
+// its primary key: newest first, ties by record id descending, so the
+// LIMIT stops the scan) and only then reads the page's records. Ordering
+// ties ascending would make the engine sort every match, reading every
+// matching record, before the LIMIT.
 const sqlSearch = `SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-	FROM darkweb_index i JOIN darkweb_records r ON r.id = i.record_id
-	WHERE i.type = ? AND i.hmac = ? AND i.date_added >= ? AND i.date_added <= ?
-	ORDER BY i.date_added DESC, i.record_id LIMIT ?`
+	FROM (SELECT record_id, date_added FROM darkweb_index
+		WHERE type = ? AND hmac = ? AND date_added >= ? AND date_added <= ?
+		ORDER BY date_added DESC, record_id DESC LIMIT ?) p
+	JOIN darkweb_records r ON r.id = p.record_id
+	ORDER BY p.date_added DESC, p.record_id DESC`
 
 // Search finds the records whose normalised value of q.Type equals q.Value's.
 // A value that does not normalise (an invalid email, say) is an error

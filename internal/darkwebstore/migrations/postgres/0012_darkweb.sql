@@ -48,6 +48,16 @@ CREATE TABLE darkweb_index (
     PRIMARY KEY (type, hmac, date_added, record_id)
 );
 
+-- Row counts kept at ingest so that listing totals do not scan: the
+-- number of records with a secret under an email-domain blind index
+-- (code 17, as in darkweb_index).
+CREATE TABLE darkweb_counts (
+    code SMALLINT NOT NULL,
+    hmac BYTEA NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (code, hmac)
+);
+
 CREATE TABLE darkweb_reveal (
     account_id TEXT PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE
 );

@@ -50,6 +50,16 @@ CREATE TABLE darkweb_index (
     PRIMARY KEY (type, hmac, date_added, record_id)
 ) WITHOUT ROWID;
 
+-- Row counts kept at ingest so that listing totals do not scan: the
+-- number of records with a secret under an email-domain blind index
+-- (code 17, as in darkweb_index).
+CREATE TABLE darkweb_counts (
+    code INTEGER NOT NULL,
+    hmac BLOB NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (code, hmac)
+) WITHOUT ROWID;
+
 -- Accounts an operator allows to see secrets in clear
 -- (account update --reveal-secrets).
 CREATE TABLE darkweb_reveal (
