@@ -132,25 +132,41 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	}
 	db := d.s.DB()
 	var total int
-	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
+	if len(hs) == 1 && q.Email == "" && q.From <= 0 && q.To <= 0 {
+		// One domain, no filter: the count of distinct emails kept at ingest.
+		err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT n FROM darkweb_counts WHERE code = ? AND hmac = ?`), codeDomainEmail, hs[0]).Scan(&total)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, fmt.Errorf("count emails: %w", err)
+		}
+	} else if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count emails: %w", err)
 	}
-	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.record_id, MIN(i.date_added), MAX(i.date_added)
-		FROM darkweb_index i WHERE`+w+` GROUP BY i.record_id ORDER BY MAX(i.date_added) DESC, i.record_id LIMIT ? OFFSET ?`), append(args, q.Limit, q.Offset)...)
+	// The page: the listing rows newest first (for one domain the primary
+	// key's backward order), each email kept at its first (latest) row,
+	// read until the page is full. No aggregate over the whole domain.
+	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+`
+		ORDER BY i.date_added DESC, i.record_id DESC`), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list emails: %w", err)
 	}
 	var out []EmailRow
 	var idxs [][]byte
-	for rows.Next() {
-		var e EmailRow
+	distinct := map[string]bool{}
+	for rows.Next() && len(out) < q.Limit {
 		var idx []byte
-		if err := rows.Scan(&idx, &e.FirstSeen, &e.LastSeen); err != nil {
+		var at int64
+		if err := rows.Scan(&idx, &at); err != nil {
 			rows.Close()
 			return nil, 0, err
 		}
-		e.ID = hexID(idx)
-		out = append(out, e)
+		if distinct[string(idx)] {
+			continue
+		}
+		distinct[string(idx)] = true
+		if len(distinct) <= q.Offset {
+			continue
+		}
+		out = append(out, EmailRow{ID: hexID(idx), LastSeen: at})
 		idxs = append(idxs, idx)
 	}
 	rows.Close()
@@ -203,7 +219,11 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 		}
 		out[i].Email = first[0].Record.Email
 		_, out[i].Domain, _ = strings.Cut(out[i].Email, "@")
+		out[i].FirstSeen = out[i].LastSeen
 		for _, g := range got {
+			if g.dateAdded >= from && g.dateAdded <= to {
+				out[i].FirstSeen = min(out[i].FirstSeen, g.dateAdded)
+			}
 			if g.breach != "" && !slices.Contains(out[i].Breaches, g.breach) {
 				out[i].Breaches = append(out[i].Breaches, g.breach)
 			}
@@ -269,7 +289,7 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 				oldID, _ := hex.DecodeString(r.ID)
 				for _, row := range src.indexRows(&r.Record, oldID) {
 					if _, err := tx.Exec(ctx, `DELETE FROM darkweb_index WHERE type = ? AND hmac = ? AND date_added = ? AND record_id = ?`,
-						row.code, row.hmac, got[i].dateAdded, row.ref); err != nil {
+						row.code, row.hmac, rowDate(row, got[i].dateAdded), row.ref); err != nil {
 						return err
 					}
 				}
@@ -297,7 +317,7 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 				}
 				for _, row := range dst.indexRows(&rec, id) {
 					if _, err := tx.Exec(ctx, `INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-						row.code, row.hmac, got[i].dateAdded, row.ref); err != nil {
+						row.code, row.hmac, rowDate(row, got[i].dateAdded), row.ref); err != nil {
 						return err
 					}
 				}
@@ -324,6 +344,10 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 			SELECT type, hmac, COUNT(*) FROM darkweb_index WHERE type = ? GROUP BY type, hmac`, codeCredDomain); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `INSERT INTO darkweb_counts (code, hmac, n)
+			SELECT ?, hmac, COUNT(*) FROM darkweb_index WHERE type = ? GROUP BY hmac`, codeDomainEmail, codeEmailSeen); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `UPDATE darkweb_keys SET active = 1 WHERE key_id = ?`, next.ID())
 		return err
 	})
@@ -335,4 +359,13 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 	d.mu.Unlock()
 	d.keys = next
 	return nil
+}
+
+// rowDate is the date an index row is stored with: the record's, but 0
+// for the undated email-seen pairs.
+func rowDate(r indexRow, dateAdded int64) int64 {
+	if r.code == codeEmailSeen {
+		return 0
+	}
+	return dateAdded
 }

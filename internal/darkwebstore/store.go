@@ -145,11 +145,14 @@ var typeCodes = map[breach.Type]int{
 // index-only range scans. codeCredDomain rows (email-domain blind index →
 // record id) exist only for records with a password or hash;
 // codeDomainEmail rows point from an email-domain blind index to the
-// email's blind index (hex) instead of a record, so distinct emails,
-// first and last seen come from the index alone.
+// email's blind index instead of a record, so a page of distinct emails,
+// most recently seen first, is a range scan. codeEmailSeen rows hold the
+// same pairs undated (date_added 0), once per pair: inserting one that is
+// new is how ingest counts an email domain's distinct emails.
 const (
 	codeCredDomain  = 17
 	codeDomainEmail = 18
+	codeEmailSeen   = 19
 )
 
 // indexRow is one darkweb_index row of a record (without its date).
@@ -174,7 +177,7 @@ func (d *Store) indexRows(r *breach.Record, id []byte) []indexRow {
 				out = append(out, indexRow{codeCredDomain, h, id})
 			}
 			if email != nil {
-				out = append(out, indexRow{codeDomainEmail, h, email})
+				out = append(out, indexRow{codeDomainEmail, h, email}, indexRow{codeEmailSeen, h, email})
 			}
 		}
 	}
@@ -387,6 +390,8 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 		return nil
 	}
 	counts := map[string]int{}
+	var seenRows []indexRow
+	seenPairs := map[string]bool{}
 	for _, p := range batch {
 		if !added[string(p.id)] {
 			res.Duplicates++
@@ -394,8 +399,15 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 		}
 		res.Added++
 		for _, r := range p.rows {
-			if r.code == codeCredDomain {
+			switch r.code {
+			case codeCredDomain:
 				counts[string(r.hmac)]++
+			case codeEmailSeen:
+				if k := string(r.hmac) + string(r.ref); !seenPairs[k] {
+					seenPairs[k] = true
+					seenRows = append(seenRows, r)
+				}
+				continue
 			}
 			args = append(args, r.code, r.hmac, now, r.ref)
 			if n++; n == indexPerInsert {
@@ -408,9 +420,40 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 	if err := flush(); err != nil {
 		return AddResult{}, err
 	}
-	for h, n := range counts {
-		if _, err := tx.ExecContext(ctx, d.s.Rebind(sqlBumpCount), codeCredDomain, []byte(h), n); err != nil {
-			return AddResult{}, fmt.Errorf("listing counts: %w", err)
+	// The email-domain pairs: those the statement returns are new.
+	emails := map[string]int{}
+	for start := 0; start < len(seenRows); start += indexPerInsert {
+		chunk := seenRows[start:min(start+indexPerInsert, len(seenRows))]
+		args = args[:0]
+		for _, r := range chunk {
+			args = append(args, r.code, r.hmac, 0, r.ref)
+		}
+		st, err := l.prepare(ctx, tx, stmts, "seen", len(chunk), 4, indexColumns, "type, hmac, date_added, record_id", " RETURNING hmac")
+		if err != nil {
+			return AddResult{}, err
+		}
+		rows, err := st.QueryContext(ctx, args...)
+		if err != nil {
+			return AddResult{}, fmt.Errorf("insert index: %w", err)
+		}
+		for rows.Next() {
+			var h []byte
+			if err := rows.Scan(&h); err != nil {
+				rows.Close()
+				return AddResult{}, err
+			}
+			emails[string(h)]++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return AddResult{}, fmt.Errorf("insert index: %w", err)
+		}
+	}
+	for code, m := range map[int]map[string]int{codeCredDomain: counts, codeDomainEmail: emails} {
+		for h, n := range m {
+			if _, err := tx.ExecContext(ctx, d.s.Rebind(sqlBumpCount), code, []byte(h), n); err != nil {
+				return AddResult{}, fmt.Errorf("listing counts: %w", err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
