@@ -137,7 +137,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)
 	v := Validator(t, srv.OpenAPI())
-	return &Env{T: t, Engine: engine, Store: s, Hosts: hs, Vulns: vs, Brand: bs, Monitor: mon, Server: srv, HTTP: h, Clock: clock,
+	return &Env{T: t, Engine: engine, Store: s, Hosts: hs, Vulns: vs, Brand: bs, Monitor: mon, Server: srv, HTTP: h, Clock: clock, Darkweb: dw,
 		Client: &http.Client{Transport: v.Transport(http.DefaultTransport)}}
 }
 
