@@ -143,35 +143,45 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	}
 	// The page: the listing rows newest first (for one domain the primary
 	// key's backward order), each email kept at its first (latest) row,
-	// read until the page is full. No aggregate over the whole domain.
-	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+`
-		ORDER BY i.date_added DESC, i.record_id DESC`), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list emails: %w", err)
-	}
+	// read until the page is full. No aggregate over the whole domain. The
+	// scan is bounded (a PostgreSQL client would otherwise receive every
+	// row of the domain) and widened when repeats of emails exhaust it.
 	var out []EmailRow
 	var idxs [][]byte
-	distinct := map[string]bool{}
-	for rows.Next() && len(out) < q.Limit {
-		var idx []byte
-		var at int64
-		if err := rows.Scan(&idx, &at); err != nil {
-			rows.Close()
+	for bound := 2*(q.Offset+q.Limit) + 100; ; bound *= 4 {
+		out, idxs = out[:0], idxs[:0]
+		rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+`
+			ORDER BY i.date_added DESC, i.record_id DESC LIMIT ?`), append(args, bound)...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list emails: %w", err)
+		}
+		distinct := map[string]bool{}
+		read := 0
+		for len(out) < q.Limit && rows.Next() {
+			read++
+			var idx []byte
+			var at int64
+			if err := rows.Scan(&idx, &at); err != nil {
+				rows.Close()
+				return nil, 0, err
+			}
+			if distinct[string(idx)] {
+				continue
+			}
+			distinct[string(idx)] = true
+			if len(distinct) <= q.Offset {
+				continue
+			}
+			out = append(out, EmailRow{ID: hexID(idx), LastSeen: at})
+			idxs = append(idxs, idx)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return nil, 0, err
 		}
-		if distinct[string(idx)] {
-			continue
+		if len(out) == q.Limit || read < bound {
+			break // the page is full, or the rows ran out before the bound
 		}
-		distinct[string(idx)] = true
-		if len(distinct) <= q.Offset {
-			continue
-		}
-		out = append(out, EmailRow{ID: hexID(idx), LastSeen: at})
-		idxs = append(idxs, idx)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
 	}
 	// The records of the page's emails, a chunk of emails per query.
 	byEmail := map[string][]row{}
