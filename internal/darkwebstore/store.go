@@ -5,6 +5,7 @@ package darkwebstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -171,14 +173,17 @@ func (d *Store) indexRows(r *breach.Record, id []byte) []indexRow {
 	}
 	for _, t := range d.norm.Terms(r) {
 		h := d.index(t.Type, t.Value)
-		out = append(out, indexRow{typeCodes[t.Type], h, id})
-		if t.Type == breach.EmailDomain {
-			if r.HasSecret() {
-				out = append(out, indexRow{codeCredDomain, h, id})
-			}
-			if email != nil {
-				out = append(out, indexRow{codeDomainEmail, h, email}, indexRow{codeEmailSeen, h, email})
-			}
+		if t.Type != breach.EmailDomain {
+			out = append(out, indexRow{typeCodes[t.Type], h, id})
+			continue
+		}
+		// An email domain is not a search type (domain is): only the
+		// listing rows are kept for it.
+		if r.HasSecret() {
+			out = append(out, indexRow{codeCredDomain, h, id})
+		}
+		if email != nil {
+			out = append(out, indexRow{codeDomainEmail, h, email}, indexRow{codeEmailSeen, h, email})
 		}
 	}
 	return out
@@ -390,7 +395,7 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 		return nil
 	}
 	counts := map[string]int{}
-	var seenRows []indexRow
+	var seenRows, idxRows []indexRow
 	seenPairs := map[string]bool{}
 	for _, p := range batch {
 		if !added[string(p.id)] {
@@ -409,11 +414,27 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 				}
 				continue
 			}
-			args = append(args, r.code, r.hmac, now, r.ref)
-			if n++; n == indexPerInsert {
-				if err := flush(); err != nil {
-					return AddResult{}, err
-				}
+			idxRows = append(idxRows, r)
+		}
+	}
+	// In key order: consecutive inserts land on the same b-tree pages
+	// instead of one random page each.
+	byKey := func(a, b indexRow) int {
+		if c := cmp.Compare(a.code, b.code); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(a.hmac, b.hmac); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ref, b.ref)
+	}
+	slices.SortFunc(idxRows, byKey)
+	slices.SortFunc(seenRows, byKey)
+	for _, r := range idxRows {
+		args = append(args, r.code, r.hmac, now, r.ref)
+		if n++; n == indexPerInsert {
+			if err := flush(); err != nil {
+				return AddResult{}, err
 			}
 		}
 	}

@@ -38,8 +38,8 @@ CREATE INDEX darkweb_records_email ON darkweb_records (email_idx) WHERE email_id
 
 -- One row per (search type, blind index) of a record, newest first within
 -- a value: a search is one range scan of the primary key. The listing rows
--- (types 17 and 18) point from an email domain to a record with a secret
--- and to an email's blind index.
+-- (types 17 to 19) point from an email domain to a record with a secret,
+-- to an email's blind index, and (undated, once per pair) to the same.
 CREATE TABLE darkweb_index (
     type SMALLINT NOT NULL,
     hmac BYTEA NOT NULL,
