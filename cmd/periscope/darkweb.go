@@ -145,11 +145,12 @@ func (s *darkwebSummary) reject(r string) {
 }
 
 // darkwebBatch is how many records one transaction stores.
-const darkwebBatch = 2000
+const darkwebBatch = 5000
 
 // darkwebRun feeds parsed records to the store in batches.
 type darkwebRun struct {
 	dw    *darkwebstore.Store
+	load  *darkwebstore.Loader // when set, batches go through it (one held connection)
 	norm  breach.Normalizer
 	sum   darkwebSummary
 	batch []breach.Record
@@ -181,7 +182,13 @@ func (r *darkwebRun) flush(ctx context.Context) error {
 	if len(r.batch) == 0 {
 		return nil
 	}
-	res, err := r.dw.Add(ctx, r.batch)
+	var res darkwebstore.AddResult
+	var err error
+	if r.load != nil {
+		res, err = r.load.Add(ctx, r.batch)
+	} else {
+		res, err = r.dw.Add(ctx, r.batch)
+	}
 	r.batch = r.batch[:0]
 	if err != nil {
 		return err
@@ -289,7 +296,12 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 		return fmt.Errorf("ingest %s: %w", kind, err)
 	}
 	start := time.Now()
-	r := &darkwebRun{dw: dw, norm: dw.Normalizer(), prog: newProgress(e.stderr)}
+	load, err := dw.Loader(ctx)
+	if err != nil {
+		return fmt.Errorf("ingest %s: %w", kind, err)
+	}
+	defer load.Close()
+	r := &darkwebRun{dw: dw, load: load, norm: dw.Normalizer(), prog: newProgress(e.stderr)}
 	firstErr := eachSource(ctx, e.stderr, pos, func(src string) error { return r.source(ctx, kind, src, o) })
 	r.prog.done()
 	printDarkwebSummary(e.stdout, kind, len(pos), r.sum, time.Since(start))

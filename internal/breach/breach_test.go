@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -333,4 +334,32 @@ func FuzzCSVAndDeHashed(f *testing.F) {
 		ParseCSV(strings.NewReader(s), Options{File: "f"}, check)
 		ParseDeHashed(strings.NewReader(s), Options{File: "f"}, check)
 	})
+}
+
+func TestSealedRecordRoundTrip(t *testing.T) {
+	k, err := NewKeyring(make([]byte, KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Record{Email: "a@example.com", Username: "ä", Password: "p:w", HashedPassword: []string{"ab", "cd"}, HashType: "md5",
+		Name: "Zoë", Phone: "+15550100", Country: "FR", CVEs: []string{"CVE-2024-0001"}, Breach: "clear-metadata"}
+	blob, err := k.Seal("id1", &in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Record
+	if err := k.Open("id1", blob, &out); err != nil {
+		t.Fatal(err)
+	}
+	in.Breach = ""
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip: got %+v, want %+v", out, in)
+	}
+	if err := k.Open("id2", blob, &out); err == nil {
+		t.Fatal("a blob opened under another id")
+	}
+	var bad Record
+	if err := bad.decodeBinary([]byte{codecV1, 5, 'a'}); err == nil {
+		t.Fatal("a truncated blob decoded")
+	}
 }

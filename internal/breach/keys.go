@@ -90,10 +90,7 @@ func (k *Keyring) RecordID(r *Record) string {
 // Seal encrypts a record's sensitive fields, bound to its id (a sealed
 // blob moved to another row does not open).
 func (k *Keyring) Seal(id string, r *Record) ([]byte, error) {
-	plain, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
-	}
+	plain := r.appendBinary(make([]byte, 0, 256))
 	nonce := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+len(plain)+k.aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, err
@@ -112,7 +109,10 @@ func (k *Keyring) Open(id string, blob []byte, r *Record) error {
 	if err != nil {
 		return errors.New("sealed record does not open with this key (wrong key or tampered row)")
 	}
-	return json.Unmarshal(plain, r)
+	if len(plain) > 0 && plain[0] == '{' {
+		return json.Unmarshal(plain, r) // the first format, before the binary one
+	}
+	return r.decodeBinary(plain)
 }
 
 // KeyFileLogger is told when a key file is created.

@@ -3,7 +3,9 @@ package darkwebstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,13 +64,28 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 		args = append(args, d.index(breach.Email, e))
 	}
 	var total int
-	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
+	if len(hs) == 1 && q.Email == "" && q.From <= 0 && q.To <= 0 {
+		// One domain, no filter: the total kept at ingest.
+		err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT n FROM darkweb_counts WHERE code = ? AND hmac = ?`), codeCredDomain, hs[0]).Scan(&total)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, fmt.Errorf("count credentials: %w", err)
+		}
+	} else if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count credentials: %w", err)
 	}
+	// The page comes from the index alone, newest first (ties by record id
+	// descending: the primary key's backward order, so for one domain the
+	// scan stops at the page); only the page's records are read. Several
+	// domains can index one record (a domain and its subdomain): GROUP BY
+	// keeps one row each.
+	group := ""
+	if len(hs) > 1 {
+		group = ` GROUP BY i.record_id, i.date_added`
+	}
 	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-		FROM darkweb_records r JOIN (SELECT DISTINCT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+`
-			ORDER BY i.date_added DESC, i.record_id LIMIT ? OFFSET ?) p ON r.id = p.record_id
-		ORDER BY p.date_added DESC, p.record_id`), append(args, q.Limit, q.Offset)...)
+		FROM (SELECT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+group+`
+			ORDER BY i.date_added DESC, i.record_id DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.id = p.record_id
+		ORDER BY p.date_added DESC, p.record_id DESC`), append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
@@ -111,39 +128,60 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 			return nil, 0, fmt.Errorf("email: %w", err)
 		}
 		w += ` AND i.record_id = ?`
-		args = append(args, hex.EncodeToString(d.index(breach.Email, e)))
+		args = append(args, d.index(breach.Email, e))
 	}
 	db := d.s.DB()
 	var total int
-	if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
+	if len(hs) == 1 && q.Email == "" && q.From <= 0 && q.To <= 0 {
+		// One domain, no filter: the count of distinct emails kept at ingest.
+		err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT n FROM darkweb_counts WHERE code = ? AND hmac = ?`), codeDomainEmail, hs[0]).Scan(&total)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, fmt.Errorf("count emails: %w", err)
+		}
+	} else if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count emails: %w", err)
 	}
-	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.record_id, MIN(i.date_added), MAX(i.date_added)
-		FROM darkweb_index i WHERE`+w+` GROUP BY i.record_id ORDER BY MAX(i.date_added) DESC, i.record_id LIMIT ? OFFSET ?`), append(args, q.Limit, q.Offset)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list emails: %w", err)
-	}
+	// The page: the listing rows newest first (for one domain the primary
+	// key's backward order), each email kept at its first (latest) row,
+	// read until the page is full. No aggregate over the whole domain. The
+	// scan is bounded (a PostgreSQL client would otherwise receive every
+	// row of the domain) and widened when repeats of emails exhaust it.
 	var out []EmailRow
 	var idxs [][]byte
-	for rows.Next() {
-		var e EmailRow
-		var ref string
-		if err := rows.Scan(&ref, &e.FirstSeen, &e.LastSeen); err != nil {
-			rows.Close()
+	for bound := 2*(q.Offset+q.Limit) + 100; ; bound *= 4 {
+		out, idxs = out[:0], idxs[:0]
+		rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+`
+			ORDER BY i.date_added DESC, i.record_id DESC LIMIT ?`), append(args, bound)...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list emails: %w", err)
+		}
+		distinct := map[string]bool{}
+		read := 0
+		for len(out) < q.Limit && rows.Next() {
+			read++
+			var idx []byte
+			var at int64
+			if err := rows.Scan(&idx, &at); err != nil {
+				rows.Close()
+				return nil, 0, err
+			}
+			if distinct[string(idx)] {
+				continue
+			}
+			distinct[string(idx)] = true
+			if len(distinct) <= q.Offset {
+				continue
+			}
+			out = append(out, EmailRow{ID: hexID(idx), LastSeen: at})
+			idxs = append(idxs, idx)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return nil, 0, err
 		}
-		idx, err := hex.DecodeString(ref)
-		if err != nil {
-			rows.Close()
-			return nil, 0, fmt.Errorf("listing index: %w", err)
+		if len(out) == q.Limit || read < bound {
+			break // the page is full, or the rows ran out before the bound
 		}
-		e.ID = hexID(idx)
-		out = append(out, e)
-		idxs = append(idxs, idx)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
 	}
 	// The records of the page's emails, a chunk of emails per query.
 	byEmail := map[string][]row{}
@@ -160,11 +198,12 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 		}
 		for rs.Next() {
 			var r row
-			var idx []byte
-			if err := rs.Scan(&r.id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded, &idx); err != nil {
+			var id, idx []byte
+			if err := rs.Scan(&id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded, &idx); err != nil {
 				rs.Close()
 				return nil, 0, err
 			}
+			r.id = hex.EncodeToString(id)
 			byEmail[string(idx)] = append(byEmail[string(idx)], r)
 		}
 		rs.Close()
@@ -190,7 +229,11 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 		}
 		out[i].Email = first[0].Record.Email
 		_, out[i].Domain, _ = strings.Cut(out[i].Email, "@")
+		out[i].FirstSeen = out[i].LastSeen
 		for _, g := range got {
+			if g.dateAdded >= from && g.dateAdded <= to {
+				out[i].FirstSeen = min(out[i].FirstSeen, g.dateAdded)
+			}
 			if g.breach != "" && !slices.Contains(out[i].Breaches, g.breach) {
 				out[i].Breaches = append(out[i].Breaches, g.breach)
 			}
@@ -229,9 +272,13 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 	src := &Store{s: d.s, keys: old, norm: d.norm}
 	dst := &Store{s: d.s, keys: next, norm: d.norm}
 	done := 0
+	// A keyset walk of the primary key (no index on key_id: it would cost
+	// every insert). Re-sealed records get new random ids, some after the
+	// cursor, and are skipped by the key_id filter.
+	cursor := []byte{}
 	for {
 		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT id, key_id, blob, breach, breach_date, source, date_added
-			FROM darkweb_records WHERE key_id = ? ORDER BY id LIMIT 1000`), old.ID())
+			FROM darkweb_records WHERE id > ? AND key_id = ? ORDER BY id LIMIT 1000`), cursor, old.ID())
 		if err != nil {
 			return err
 		}
@@ -242,24 +289,27 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 		if len(got) == 0 {
 			break
 		}
+		cursor, _ = hex.DecodeString(got[len(got)-1].id)
 		recs, err := src.open(got)
 		if err != nil {
 			return err
 		}
 		err = d.s.Tx(ctx, func(tx *store.Tx) error {
 			for i, r := range recs {
-				for _, row := range src.indexRows(&r.Record, r.ID) {
+				oldID, _ := hex.DecodeString(r.ID)
+				for _, row := range src.indexRows(&r.Record, oldID) {
 					if _, err := tx.Exec(ctx, `DELETE FROM darkweb_index WHERE type = ? AND hmac = ? AND date_added = ? AND record_id = ?`,
-						row.code, row.hmac, got[i].dateAdded, row.ref); err != nil {
+						row.code, row.hmac, rowDate(row, got[i].dateAdded), row.ref); err != nil {
 						return err
 					}
 				}
-				if _, err := tx.Exec(ctx, `DELETE FROM darkweb_records WHERE id = ?`, r.ID); err != nil {
+				if _, err := tx.Exec(ctx, `DELETE FROM darkweb_records WHERE id = ?`, oldID); err != nil {
 					return err
 				}
 				rec := r.Record
-				id := next.RecordID(&rec)
-				blob, err := next.Seal(id, &rec)
+				hexID := next.RecordID(&rec)
+				id, _ := hex.DecodeString(hexID)
+				blob, err := next.Seal(hexID, &rec)
 				if err != nil {
 					return err
 				}
@@ -277,7 +327,7 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 				}
 				for _, row := range dst.indexRows(&rec, id) {
 					if _, err := tx.Exec(ctx, `INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-						row.code, row.hmac, got[i].dateAdded, row.ref); err != nil {
+						row.code, row.hmac, rowDate(row, got[i].dateAdded), row.ref); err != nil {
 						return err
 					}
 				}
@@ -296,6 +346,18 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 		if _, err := tx.Exec(ctx, `DELETE FROM darkweb_keys WHERE key_id <> ?`, next.ID()); err != nil {
 			return err
 		}
+		// The listing counts are keyed by blind index: recount under the new key.
+		if _, err := tx.Exec(ctx, `DELETE FROM darkweb_counts`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO darkweb_counts (code, hmac, n)
+			SELECT type, hmac, COUNT(*) FROM darkweb_index WHERE type = ? GROUP BY type, hmac`, codeCredDomain); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO darkweb_counts (code, hmac, n)
+			SELECT ?, hmac, COUNT(*) FROM darkweb_index WHERE type = ? GROUP BY hmac`, codeDomainEmail, codeEmailSeen); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `UPDATE darkweb_keys SET active = 1 WHERE key_id = ?`, next.ID())
 		return err
 	})
@@ -307,4 +369,13 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 	d.mu.Unlock()
 	d.keys = next
 	return nil
+}
+
+// rowDate is the date an index row is stored with: the record's, but 0
+// for the undated email-seen pairs.
+func rowDate(r indexRow, dateAdded int64) int64 {
+	if r.code == codeEmailSeen {
+		return 0
+	}
+	return dateAdded
 }

@@ -23,8 +23,10 @@ CREATE TABLE darkweb_breaches (
     updated_at INTEGER NOT NULL
 );
 
+-- id is the record's 128-bit keyed identity hash (bytes, not hex: it is
+-- repeated in every index row).
 CREATE TABLE darkweb_records (
-    id TEXT PRIMARY KEY,
+    id BLOB PRIMARY KEY,
     key_id TEXT NOT NULL,
     blob BLOB NOT NULL,
     breach TEXT NOT NULL,
@@ -35,14 +37,27 @@ CREATE TABLE darkweb_records (
     date_added INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX darkweb_records_email ON darkweb_records (email_idx) WHERE email_idx IS NOT NULL;
-CREATE INDEX darkweb_records_key ON darkweb_records (key_id);
 
+-- One row per (search type, blind index) of a record, newest first within
+-- a value: a search is one range scan of the primary key. The listing rows
+-- (types 17 to 19) point from an email domain to a record with a secret,
+-- to an email's blind index, and (undated, once per pair) to the same.
 CREATE TABLE darkweb_index (
     type INTEGER NOT NULL,
     hmac BLOB NOT NULL,
     date_added INTEGER NOT NULL,
-    record_id TEXT NOT NULL,
+    record_id BLOB NOT NULL,
     PRIMARY KEY (type, hmac, date_added, record_id)
+) WITHOUT ROWID;
+
+-- Row counts kept at ingest so that listing totals do not scan: the
+-- number of records with a secret under an email-domain blind index
+-- (code 17, as in darkweb_index).
+CREATE TABLE darkweb_counts (
+    code INTEGER NOT NULL,
+    hmac BLOB NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (code, hmac)
 ) WITHOUT ROWID;
 
 -- Accounts an operator allows to see secrets in clear
