@@ -37,25 +37,21 @@ type Store struct {
 	tracker ChangeTracker // nil: host writes keep no ledger
 }
 
-// Option configures a Store.
-type Option func(*Store)
+// New returns the host tables of s (migrated with Migrations); its writes
+// keep no ledger.
+func New(s *store.Store) *Store { return &Store{st: s, d: dialectOf(s.Dialect())} }
 
-// WithTracker makes every host write record its changes through t (the
-// change ledger) in the write's own transaction.
-func WithTracker(t ChangeTracker) Option { return func(s *Store) { s.tracker = t } }
-
-// New returns the host tables of s (migrated with Migrations).
-func New(s *store.Store, opts ...Option) *Store {
-	hs := &Store{st: s, d: dialectOf(s.Dialect())}
-	for _, o := range opts {
-		o(hs)
-	}
+// NewTracked is New with every host write recording its changes through t
+// (the change ledger) in the write's own transaction.
+func NewTracked(s *store.Store, t ChangeTracker) *Store {
+	hs := New(s)
+	hs.tracker = t
 	return hs
 }
 
 // ChangeTracker records what host writes change (the change ledger,
 // alertstore). It is declared here so the host store depends on no
-// listener: serve injects one (WithTracker), and without one a bulk load
+// listener: serve injects one (NewTracked), and without one a bulk load
 // writes hosts only.
 type ChangeTracker interface {
 	// Track begins tracking one batch written by src in tx; stored names

@@ -8,6 +8,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/ledger"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/whoisstore"
 )
 
 // Ledger is the change ledger (alertstore) as the host store's tracker:
@@ -42,7 +43,26 @@ func (l *Ledger) Committed() {
 // (the rules worker's Wake). Safe to call while writes run.
 func (l *Ledger) OnCommit(f func()) { l.wake.Store(&f) }
 
+// WHOIS records the changes of a domain's registration (registrar, expiry,
+// name servers) when a WHOIS or RDAP record replaces a stored one: a
+// whoisstore.ChangeFunc. A first lookup writes nothing (the host's own new
+// row stands for it), nor does an answer that the domain is not
+// registered.
+func (l *Ledger) WHOIS(ctx context.Context, tx *store.Tx, old *whoisstore.Record, nw whoisstore.Record) error {
+	if old == nil || old.NotFound || nw.NotFound {
+		return nil
+	}
+	cs := ledger.DiffWHOIS(nw.Domain, nw.TLD,
+		&ledger.WHOIS{Registrar: old.Registrar, Expiry: old.ExpiresAt, NameServers: old.NameServers},
+		ledger.WHOIS{Registrar: nw.Registrar, Expiry: nw.ExpiresAt, NameServers: nw.NameServers},
+		"whois", nw.QueriedAt.Unix())
+	if len(cs) == 0 {
+		return nil
+	}
+	return l.Store.RecordChanges(ctx, tx, cs)
+}
+
 // Hosts returns the host store of st with its writes recorded in l.
 func Hosts(st *store.Store, l *Ledger) *hoststore.Store {
-	return hoststore.New(st, hoststore.WithTracker(l))
+	return hoststore.NewTracked(st, l)
 }
