@@ -54,6 +54,7 @@ type services struct {
 	dw       *darkwebstore.Store // unlocked dark-web store, nil when off
 	// ledger records host changes; the alert rules worker wakes on it.
 	ledger *wire.Ledger
+	alerts *alertsConfig // alert flags
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -75,6 +76,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	darkwebCfg := registerDarkwebFlags(fs, e.getenv)
+	alertsCfg, err := registerAlertFlags(fs, e.getenv)
+	if err != nil {
+		return err
+	}
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -95,7 +100,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 
 	deps := wire.APIDeps(st, log)
 	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, monitorCfg: monitorCfg, darkweb: darkwebCfg,
-		ledger: wire.NewLedger(st)}
+		ledger: wire.NewLedger(st), alerts: alertsCfg}
 	defer func() {
 		for _, c := range svc.closers {
 			c()

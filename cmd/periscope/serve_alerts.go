@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/alerts"
 	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/brandstore"
@@ -23,6 +26,27 @@ var WebhookPorts = []int{80, 443, 8080, 8443}
 // webhookTimeout bounds one delivery attempt.
 const webhookTimeout = 10 * time.Second
 
+// alertsConfig is serve's alert settings.
+type alertsConfig struct {
+	// Baseline is how long after an asset's first data its changes stay
+	// silent (the first scans of a newly added domain are not news).
+	Baseline time.Duration
+}
+
+func registerAlertFlags(fs *flag.FlagSet, getenv config.Getenv) (*alertsConfig, error) {
+	c := &alertsConfig{Baseline: time.Hour}
+	if v := getenv("PERISCOPE_ALERT_BASELINE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("PERISCOPE_ALERT_BASELINE: want a positive duration, got %q", v)
+		}
+		c.Baseline = d
+	}
+	fs.DurationVar(&c.Baseline, "alert-baseline", c.Baseline,
+		"how long after an asset's first data its changes are a silent baseline, not alerts (env PERISCOPE_ALERT_BASELINE)")
+	return c, nil
+}
+
 // setupAlerts adds the alert rules and the webhook dispatcher to serve,
 // each as a worker on one instance at a time: the rules turn new ledger
 // rows (written by every host write, see wire.Ledger), brand findings and
@@ -30,6 +54,9 @@ const webhookTimeout = 10 * time.Second
 // the outbox. A host write that committed ledger rows wakes the rules, and
 // an alert that enqueued deliveries wakes the dispatcher.
 func setupAlerts(svc *services) error {
+	if svc.alerts.Baseline < time.Second {
+		return fmt.Errorf("--alert-baseline: want at least 1s, got %s", svc.alerts.Baseline)
+	}
 	as := alertstore.New(svc.store)
 	disp := &alerts.Dispatcher{
 		Alerts:  as,
@@ -39,7 +66,7 @@ func setupAlerts(svc *services) error {
 		Timeout: webhookTimeout,
 	}
 	bs, ws := brandstore.New(svc.store), whoisstore.New(svc.store)
-	w := &alerts.Worker{DB: svc.store, Alerts: as, Log: svc.log, Delivered: disp.Wake,
+	w := &alerts.Worker{DB: svc.store, Alerts: as, Log: svc.log, Delivered: disp.Wake, Baseline: svc.alerts.Baseline,
 		Feeds: []alerts.Feed{
 			alerts.BrandFeed(brandItems(bs)),
 			alerts.ExpiryFeed(svc.store.Now, expiringCerts(bs, svc.store.Now), domainExpiries(svc, ws)),
