@@ -117,7 +117,7 @@ func addWhoisIngesters(m map[string]ingester) {
 // or directories of them). A file that cannot be read as either is
 // reported and skipped; the others are stored.
 func ingestWhois(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
-	ws := whoisstore.New(st)
+	ws := whoisstore.New(st).OnChange(wire.NewLedger(st).WHOIS)
 	var files []string
 	for _, src := range sources {
 		info, err := os.Stat(src)
