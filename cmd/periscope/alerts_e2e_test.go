@@ -98,8 +98,8 @@ func TestAlertsServeEndToEnd(t *testing.T) {
 			// The ledger: the host's new row, then the new port.
 			status, body = s.do(t, "POST", "/api/v1/oem/alerts/search", oem, `{"query":"periscope-e2e.com"}`)
 			var search struct {
-				Query struct{ Type string } `json:"query"`
-				Total int                   `json:"total_results"`
+				Query   struct{ Type string } `json:"query"`
+				Total   int                   `json:"total_results"`
 				Results []struct {
 					Host, Category, Change, Value string
 				} `json:"results"`

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/alerts"
 	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/egress"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
