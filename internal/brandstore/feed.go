@@ -44,7 +44,7 @@ func (s *Store) FindingsAfter(ctx context.Context, after int64, limit int) ([]Fi
 type ExpiringCert struct {
 	OrganizationID string
 	AccountID      string
-	Domain         string // the organization's domain it covers
+	Domain         string // the name it was linked to the organization by
 	SHA256         string
 	SubjectCN      string
 	NotAfter       int64
@@ -55,7 +55,7 @@ type ExpiringCert struct {
 // organization) is not news.
 const selectExpiringCerts = `SELECT oc.organization_id, oc.account_id, oc.domain, c.sha256, c.subject_cn, c.not_after
 	FROM org_certificates oc JOIN certificates c ON c.id = oc.certificate_id
-	WHERE c.not_after >= ? AND c.not_after <= ? AND c.is_precert = 0
+	WHERE c.not_after >= ? AND c.not_after <= ? AND NOT c.is_precert
 	AND NOT EXISTS (SELECT 1 FROM org_certificates o2 JOIN certificates c2 ON c2.id = o2.certificate_id
 		WHERE o2.organization_id = oc.organization_id AND c2.subject_cn = c.subject_cn AND c2.not_after > c.not_after)
 	ORDER BY oc.organization_id, c.not_after`
