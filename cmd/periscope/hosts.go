@@ -18,7 +18,7 @@ import (
 // start with a clear error) and shared by the demo loader and the
 // capabilities that observe hosts.
 func setupHosts(ctx context.Context, svc *services) error {
-	in, err := newHostIngester(svc.cfg, svc.store)
+	in, err := newHostIngester(svc.cfg, svc.store, svc.ledger)
 	if err != nil {
 		return fmt.Errorf("host index: %w", err)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
-	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // brandConfig is the configuration of brand protection: the typosquatting
@@ -87,7 +87,7 @@ func newMonitor(c *brandConfig, st *store.Store, log *slog.Logger) (*monitor.Mon
 	if err != nil {
 		return nil, err
 	}
-	return monitor.New(st, hoststore.New(st), brandstore.New(st), monitor.Options{Brand: o, Poll: c.Poll, Log: log}), nil
+	return monitor.New(st, wire.Hosts(st, wire.NewLedger(st)), brandstore.New(st), monitor.Options{Brand: o, Poll: c.Poll, Log: log}), nil
 }
 
 // brandConfigFromEnv is the configuration of `ingest`, which takes the

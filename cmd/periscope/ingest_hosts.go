@@ -16,22 +16,22 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
-	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/scan"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // newHostIngester builds the host ingest path shared by `ingest` and
 // `serve`: the enricher from the configuration (a missing MMDB file is an
-// error) and the store. The caller sets the observer (the brand monitor).
-func newHostIngester(cfg *config.Config, st *store.Store) (*hostingest.Ingester, error) {
+// error) and the store, its writes recorded in the change ledger l. The caller sets the observer (the brand monitor).
+func newHostIngester(cfg *config.Config, st *store.Store, l *wire.Ledger) (*hostingest.Ingester, error) {
 	e, err := hostingest.NewEnricher(hostingest.Config{
 		GeoIPCity: cfg.GeoIPCity, GeoIPASN: cfg.GeoIPASN, CloudRanges: cfg.CloudRanges,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &hostingest.Ingester{Store: hoststore.New(st), Enricher: e}, nil
+	return &hostingest.Ingester{Store: wire.Hosts(st, l), Enricher: e}, nil
 }
 
 // bulkGCPercent is the Go collector's target during a host ingest (the
@@ -54,7 +54,7 @@ func bulkGC(getenv func(string) string) func() {
 // ingestHostsAs returns the ingester of one host-index input format.
 func ingestHostsAs(f scan.Format) ingester {
 	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
-		in, err := newHostIngester(cfg, st)
+		in, err := newHostIngester(cfg, st, wire.NewLedger(st))
 		if err != nil {
 			return fmt.Errorf("ingest %s: %w", f, err)
 		}

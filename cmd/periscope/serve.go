@@ -52,6 +52,9 @@ type services struct {
 	onServer []func(*api.Server) error
 	darkweb  *darkwebConfig      // dark-web flags
 	dw       *darkwebstore.Store // unlocked dark-web store, nil when off
+	// ledger records host changes; the alert rules worker wakes on it.
+	ledger *wire.Ledger
+	alerts *alertsConfig // alert flags
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -73,6 +76,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	darkwebCfg := registerDarkwebFlags(fs, e.getenv)
+	alertsCfg, err := registerAlertFlags(fs, e.getenv)
+	if err != nil {
+		return err
+	}
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -92,7 +99,8 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 
 	deps := wire.APIDeps(st, log)
-	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, monitorCfg: monitorCfg, darkweb: darkwebCfg}
+	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, monitorCfg: monitorCfg, darkweb: darkwebCfg,
+		ledger: wire.NewLedger(st), alerts: alertsCfg}
 	defer func() {
 		for _, c := range svc.closers {
 			c()
@@ -201,5 +209,6 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 	if err := setupDarkweb(ctx, svc); err != nil {
 		return err
 	}
-	return nil
+	// <setup:alerts>
+	return setupAlerts(svc)
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/periscope-oss/periscope/internal/brandingest"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/ct"
-	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/monitor"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // setupBrand adds brand protection to serve: the monitor (behind the OEM
@@ -26,7 +26,7 @@ func setupBrand(svc *services) error {
 	opts.Workers = svc.cfg.Instances.BrandWorkers
 	// Every instance keeps its own matcher current (brand-monitor); the
 	// backfills, shared work, run on one instance (brand-backfill).
-	mon := monitor.New(svc.store, hoststore.New(svc.store), brandstore.New(svc.store), monitor.Options{Brand: opts, Poll: svc.brand.Poll, Log: svc.log, DeferBackfills: true})
+	mon := monitor.New(svc.store, wire.Hosts(svc.store, svc.ledger), brandstore.New(svc.store), monitor.Options{Brand: opts, Poll: svc.brand.Poll, Log: svc.log, DeferBackfills: true})
 	svc.monitor, svc.deps.Brand = mon, mon
 	svc.deps.AssetsChanged = mon.Notify
 	if svc.hosts != nil {

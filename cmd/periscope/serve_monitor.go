@@ -7,6 +7,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/egress"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/ledger"
 	"github.com/periscope-oss/periscope/internal/probe"
 	"github.com/periscope-oss/periscope/internal/scanstore"
 )
@@ -40,6 +41,14 @@ func setupMonitor(svc *services) error {
 		Log:      svc.log,
 	})
 	svc.deps.Scans = mon
+	// The change ledger: a probe pass covers the DNS records it asks for
+	// and the ports it connects to, so what it misses twice in a row is
+	// removed (a scan of other ports removes nothing).
+	if svc.hosts.Sources == nil {
+		svc.hosts.Sources = map[string]ledger.Source{}
+	}
+	svc.hosts.Sources[activescan.Source] = ledger.Source{Ports: ports, Covers: []ledger.Category{ledger.CategoryPort,
+		ledger.CategoryDNSA, ledger.CategoryDNSAAAA, ledger.CategoryDNSCNAME, ledger.CategoryDNSMX, ledger.CategoryDNSNS, ledger.CategoryDNSTXT}}
 	svc.workers = append(svc.workers, worker{name: "active-monitor", run: mon.Run})
 	svc.onServer = append(svc.onServer, func(srv *api.Server) error {
 		if err := mon.RegisterMetrics(srv.Registry()); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/whois"
 	"github.com/periscope-oss/periscope/internal/whoislookup"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // newWhoisService builds the lookup from the outbound settings: every
@@ -45,7 +46,7 @@ func newWhoisService(ctx context.Context, cfg *config.Config, st *store.Store) (
 		}
 	}
 	svc := whoislookup.New(whoislookup.Config{
-		Store:        whoisstore.New(st),
+		Store:        whoisstore.New(st).OnChange(wire.NewLedger(st).WHOIS),
 		RDAP:         &rdap.Client{HTTP: dialer.HTTPClient(15 * time.Second)},
 		WHOIS:        &whois.Client{Dial: dialer.DialContext, Servers: servers, Timeout: whois.DefaultTimeout},
 		Limiter:      whoislookup.NewLimiter(o.WhoisRate, o.WhoisBurst, 10*time.Second, time.Now),
@@ -116,7 +117,7 @@ func addWhoisIngesters(m map[string]ingester) {
 // or directories of them). A file that cannot be read as either is
 // reported and skipped; the others are stored.
 func ingestWhois(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
-	ws := whoisstore.New(st)
+	ws := whoisstore.New(st).OnChange(wire.NewLedger(st).WHOIS)
 	var files []string
 	for _, src := range sources {
 		info, err := os.Stat(src)

@@ -140,7 +140,7 @@ func (b *Run) Flush(ctx context.Context) error {
 		b.Match.Add(res.Match)
 	}
 	if len(b.hostObs) > 0 {
-		st, err := hoststore.New(b.st).UpsertHosts(ctx, b.hostObs)
+		st, err := b.mon.Hosts().UpsertHostsFrom(ctx, monitor.CertSource, b.hostObs)
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/enrich"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/ledger"
 	"github.com/periscope-oss/periscope/internal/scan"
 )
 
@@ -52,6 +53,23 @@ type Ingester struct {
 	// TxHosts is the number of hosts after which a transaction commits
 	// (DefaultTxHosts when 0); a transaction holds whole batches.
 	TxHosts int
+	// Sources describes the in-process sources of IngestHosts to the
+	// change ledger, by name; a source not listed removes nothing.
+	Sources map[string]ledger.Source
+}
+
+// LedgerSource describes an ingest of format f to the change ledger. A
+// scanner's output covers the categories it reported values in, and only
+// the ports it reported (its command line, which says which ports it
+// scanned, is not in the file): so a scan of other ports removes nothing.
+// Passive DNS is a history, not a current view, and a native file is an
+// import of host documents: neither removes anything.
+func LedgerSource(f scan.Format) ledger.Source {
+	src := ledger.Source{Name: string(f)}
+	if f == scan.PDNS || f == scan.Native {
+		src.Covers = []ledger.Category{}
+	}
+	return src
 }
 
 // Summary reports one ingest.
@@ -116,6 +134,9 @@ func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r 
 		defer close(prepared)
 		for batch := range batches {
 			b, err := in.Store.PrepareHosts(batch)
+			if b != nil {
+				b.Source = LedgerSource(f)
+			}
 			clear(batch) // drop the strings it held
 			select {
 			case free <- batch[:0]:

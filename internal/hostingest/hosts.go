@@ -6,6 +6,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/ledger"
 )
 
 // IngestHosts stores observations made in-process (the active monitor's)
@@ -33,6 +34,12 @@ func (in *Ingester) IngestHosts(ctx context.Context, source string, hs []host.Ho
 	if err != nil {
 		return 0, fmt.Errorf("ingest %s: %w", source, err)
 	}
+	src, ok := in.Sources[source]
+	if !ok {
+		src = ledger.Source{Covers: []ledger.Category{}}
+	}
+	src.Name = source
+	b.Source = src
 	var sum Summary
 	tx := &txBatches{in: in, source: source, sum: &sum, load: hoststore.NewHostLoad()}
 	if err := tx.add(ctx, b); err != nil {

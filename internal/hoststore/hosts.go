@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/ledger"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -62,6 +63,10 @@ type HostBatch struct {
 	terms    []batchTerm
 	rejected int
 	rejects  []string
+	// Source is the observation's source for the change ledger (its Time
+	// defaults to the write's time). A zero Source is named "ingest" and
+	// covers nothing, so it can add and change values but remove none.
+	Source ledger.Source
 }
 
 type batchTerm struct {
@@ -84,6 +89,8 @@ type preparedHost struct {
 	seenFirst, seenLast int64
 	terms               []string // the value terms (hostTerms), until grouped into HostBatch.terms
 	flags               uint8    // bit i: hostFlags[i] is set
+	// The names and address of the host, for its ledger row when new.
+	domain, tld, subdomain, ip string
 }
 
 // observation returns the observation p was prepared from, for merging into
@@ -149,6 +156,7 @@ func (s *Store) PrepareHosts(hs []host.Host) (*HostBatch, error) {
 		p := &b.hosts[i]
 		h := batch[order[i]]
 		p.name, p.seenFirst, p.seenLast = h.Host, h.FirstSeen, h.LastSeen
+		p.domain, p.tld, p.subdomain, p.ip = h.Domain, h.TLD, h.Subdomain, h.IPAddress
 		if h.LastSeen == 0 {
 			h.LastSeen = now
 		}
@@ -215,10 +223,17 @@ func groupTerms(hs []preparedHost) []batchTerm {
 // the observation lacks is erased) and updating the search index. It is
 // PrepareHosts then UpsertHostBatch.
 func (s *Store) UpsertHosts(ctx context.Context, hs []host.Host) (HostStats, error) {
+	return s.UpsertHostsFrom(ctx, ledger.Source{}, hs)
+}
+
+// UpsertHostsFrom is UpsertHosts of observations made by src (for the
+// change ledger: see HostBatch.Source).
+func (s *Store) UpsertHostsFrom(ctx context.Context, src ledger.Source, hs []host.Host) (HostStats, error) {
 	b, err := s.PrepareHosts(slices.Clone(hs))
 	if err != nil {
 		return HostStats{}, err
 	}
+	b.Source = src
 	return s.UpsertHostBatch(ctx, b)
 }
 
@@ -248,13 +263,15 @@ func (s *Store) UpsertHostBatch(ctx context.Context, b *HostBatch) (HostStats, e
 // hosts' writer lock (on SQLite, the database's) until Commit or Rollback,
 // so other writers wait meanwhile.
 type HostWriter struct {
-	s      *Store
-	ctx    context.Context // BeginHosts's: the transaction's
-	tx     *store.Tx
-	load   *HostLoad
-	moves  termMoves // the updated hosts' term changes, applied at Commit
-	failed bool
-	done   bool // committed or rolled back
+	s     *Store
+	ctx   context.Context // BeginHosts's: the transaction's
+	tx    *store.Tx
+	load  *HostLoad
+	moves termMoves // the updated hosts' term changes, applied at Commit
+	// tracked says a batch of the transaction went through the tracker.
+	tracked bool
+	failed  bool
+	done    bool // committed or rolled back
 }
 
 // BeginHosts starts a transaction of host batches, as part of load when
@@ -284,6 +301,7 @@ func (w *HostWriter) Upsert(ctx context.Context, b *HostBatch) (HostStats, error
 	if len(b.hosts) == 0 {
 		return st, nil
 	}
+	w.tracked = w.tracked || w.s.tracker != nil
 	if err := w.s.upsertHostsTx(ctx, w.tx, b, &st, w.load, w.moves); err != nil {
 		w.failed = true
 		return HostStats{Rejected: st.Rejected, Rejects: st.Rejects}, err
@@ -305,6 +323,9 @@ func (w *HostWriter) Commit() error {
 	if err := w.tx.Commit(); err != nil {
 		w.load.stop() // what it noted of the transaction may not be stored
 		return fmt.Errorf("commit: %w", err)
+	}
+	if w.tracked {
+		w.s.tracker.Committed()
 	}
 	return nil
 }
@@ -406,16 +427,52 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *store.Tx, b *HostBatch, s
 			st.Names = append(st.Names, p.name)
 		}
 	}
-	if allInserted {
-		return nil
-	}
-
-	// The hosts already stored: merge, update, and move their terms.
 	var known []preparedHost
-	for i, p := range b.hosts {
-		if ids[i] == 0 {
-			known = append(known, p)
+	var knownNames []string
+	if !allInserted {
+		for i, p := range b.hosts {
+			if ids[i] == 0 {
+				known = append(known, p)
+				knownNames = append(knownNames, p.name)
+			}
 		}
+	}
+	var tr BatchChanges
+	if s.tracker != nil {
+		src := b.Source
+		if src.Name == "" {
+			src.Name, src.Covers = "ingest", []ledger.Category{}
+		}
+		if src.Time == 0 {
+			src.Time = s.st.Now().Unix() // ingest time: when the index learnt it
+		}
+		var err error
+		if tr, err = s.tracker.Track(ctx, tx, src, knownNames); err != nil {
+			return fmt.Errorf("upsert hosts: %w", err)
+		}
+		for i, p := range b.hosts {
+			if ids[i] != 0 {
+				tr.New(&host.Host{Host: p.name, Domain: p.domain, TLD: p.tld, Subdomain: p.subdomain, IPAddress: p.ip})
+			}
+		}
+	}
+	if err := s.mergeKnown(ctx, tx, known, tr, st, moves); err != nil {
+		return err
+	}
+	if tr != nil {
+		if err := tr.Flush(ctx, tx); err != nil {
+			return fmt.Errorf("upsert hosts: %w", err)
+		}
+	}
+	return nil
+}
+
+// mergeKnown merges the batch's hosts already stored into their rows,
+// tracking the changes in tr when it is not nil, and notes their term
+// moves.
+func (s *Store) mergeKnown(ctx context.Context, tx *store.Tx, known []preparedHost, tr BatchChanges, st *HostStats, moves termMoves) error {
+	if len(known) == 0 {
+		return nil
 	}
 	existing, err := s.loadHosts(ctx, tx, known)
 	if err != nil {
@@ -442,6 +499,9 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *store.Tx, b *HostBatch, s
 			merged = host.Merge(h, prev)
 		} else {
 			merged = host.Merge(prev, h)
+		}
+		if tr != nil {
+			tr.Diff(&prev, &merged, &h) // prunes what the source no longer sees
 		}
 		doc, err := encodeHostDoc(merged)
 		if err != nil {

@@ -13,6 +13,8 @@ import (
 	"embed"
 	"io/fs"
 
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/ledger"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -30,12 +32,46 @@ func Migrations() store.MigrationSet {
 
 // Store is the host tables of a database. It is safe for concurrent use.
 type Store struct {
-	st *store.Store
-	d  dialect
+	st      *store.Store
+	d       dialect
+	tracker ChangeTracker // nil: host writes keep no ledger
 }
 
-// New returns the host tables of s (migrated with Migrations).
+// New returns the host tables of s (migrated with Migrations); its writes
+// keep no ledger.
 func New(s *store.Store) *Store { return &Store{st: s, d: dialectOf(s.Dialect())} }
+
+// NewTracked is New with every host write recording its changes through t
+// (the change ledger) in the write's own transaction.
+func NewTracked(s *store.Store, t ChangeTracker) *Store {
+	hs := New(s)
+	hs.tracker = t
+	return hs
+}
+
+// ChangeTracker records what host writes change (the change ledger,
+// alertstore). It is declared here so the host store depends on no
+// listener: serve injects one (NewTracked), and without one a bulk load
+// writes hosts only.
+type ChangeTracker interface {
+	// Track begins tracking one batch written by src in tx; stored names
+	// the batch's hosts that were already stored.
+	Track(ctx context.Context, tx *store.Tx, src ledger.Source, stored []string) (BatchChanges, error)
+	// Committed is called after a transaction that tracked changes
+	// committed (to wake whoever reads them).
+	Committed()
+}
+
+// BatchChanges tracks the changes of one batch (alertstore.Tracker).
+type BatchChanges interface {
+	// Diff returns the changes of merging observed into stored as merged
+	// and prunes what they remove from merged.
+	Diff(stored, merged, observed *host.Host) []ledger.Change
+	// New records a host stored for the first time.
+	New(h *host.Host) []ledger.Change
+	// Flush writes what was tracked in tx.
+	Flush(ctx context.Context, tx *store.Tx) error
+}
 
 func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return s.st.Exec(ctx, q, args...)

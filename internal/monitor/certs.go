@@ -70,7 +70,7 @@ func (m *Monitor) IngestCerts(ctx context.Context, batch []brandstore.SeenCert) 
 			}
 		}
 	}
-	if res.Hosts, err = m.hosts.UpsertHosts(ctx, hosts); err != nil {
+	if res.Hosts, err = m.hosts.UpsertHostsFrom(ctx, CertSource, hosts); err != nil {
 		return res, err
 	}
 	if res.Links, err = m.brand.LinkCertificates(ctx, links); err != nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/ledger"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -674,3 +675,11 @@ func (m *Monitor) CertLinks(ctx context.Context, id int64, hosts []string, seen 
 	}
 	return out, nil
 }
+
+// CertSource is certificate names to the change ledger: a certificate
+// names hosts and says nothing else about them, so it adds hosts and
+// removes nothing.
+var CertSource = ledger.Source{Name: "ct", Covers: []ledger.Category{}}
+
+// Hosts returns the host store the monitor writes certificate names to.
+func (m *Monitor) Hosts() *hoststore.Store { return m.hosts }

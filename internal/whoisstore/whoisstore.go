@@ -33,7 +33,19 @@ var ErrNotFound = errors.New("whois record not found")
 
 // Store reads and writes whois records.
 type Store struct {
-	s *store.Store
+	s       *store.Store
+	changed ChangeFunc
+}
+
+// ChangeFunc is told, in Put's transaction, the record stored before (nil
+// when none) and the one replacing it: the change ledger's WHOIS rows
+// commit with the record.
+type ChangeFunc func(ctx context.Context, tx *store.Tx, old *Record, nw Record) error
+
+// OnChange makes Put call f and returns st.
+func (st *Store) OnChange(f ChangeFunc) *Store {
+	st.changed = f
+	return st
 }
 
 // New returns a Store on s (migrated with Migrations).
@@ -116,6 +128,19 @@ func (st *Store) Put(ctx context.Context, r Record) error {
 	statuses, _ := json.Marshal(nonNil(r.Status))
 	ns, _ := json.Marshal(nonNil(r.NameServers))
 	return st.s.Tx(ctx, func(tx *store.Tx) error {
+		if st.changed != nil {
+			var old *Record
+			o, err := scanRecord(tx.QueryRow(ctx, selectRecord, r.Domain).Scan)
+			switch {
+			case err == nil:
+				old = &o
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("put whois record %s: %w", r.Domain, err)
+			}
+			if err := st.changed(ctx, tx, old, r); err != nil {
+				return fmt.Errorf("put whois record %s: %w", r.Domain, err)
+			}
+		}
 		if _, err := tx.Exec(ctx, upsertRecord, r.Domain, r.TLD, r.Registrar, strings.ToLower(r.Registrar), r.RegistrarIANAID,
 			unix(r.CreatedAt), unix(r.UpdatedAt), unix(r.ExpiresAt), string(statuses), string(ns), r.DNSSEC,
 			r.RegistrantOrg, strings.ToLower(r.RegistrantOrg), strings.ToLower(r.RegistrantEmail), strings.ToUpper(r.RegistrantCountry),

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/alerts"
+	"github.com/periscope-oss/periscope/internal/alertstore"
+	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/egress"
+	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/whoisstore"
+)
+
+// WebhookPorts are the ports a webhook URL may name (besides any port with
+// --allow-private-targets): the web's, and the usual alternates. A
+// receiver elsewhere sees its deliveries fail with the dialer's reason in
+// the endpoint's status. Public addresses only: the dialer refuses
+// private, loopback and link-local space whatever the port.
+var WebhookPorts = []int{80, 443, 8080, 8443}
+
+// webhookTimeout bounds one delivery attempt.
+const webhookTimeout = 10 * time.Second
+
+// alertsConfig is serve's alert settings.
+type alertsConfig struct {
+	// Baseline is how long after an asset's first data its changes stay
+	// silent (the first scans of a newly added domain are not news).
+	Baseline time.Duration
+}
+
+func registerAlertFlags(fs *flag.FlagSet, getenv config.Getenv) (*alertsConfig, error) {
+	c := &alertsConfig{Baseline: time.Hour}
+	if v := getenv("PERISCOPE_ALERT_BASELINE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("PERISCOPE_ALERT_BASELINE: want a positive duration, got %q", v)
+		}
+		c.Baseline = d
+	}
+	fs.DurationVar(&c.Baseline, "alert-baseline", c.Baseline,
+		"how long after an asset's first data its changes are a silent baseline, not alerts (env PERISCOPE_ALERT_BASELINE)")
+	return c, nil
+}
+
+// setupAlerts adds the alert rules and the webhook dispatcher to serve,
+// each as a worker on one instance at a time: the rules turn new ledger
+// rows (written by every host write, see wire.Ledger), brand findings and
+// expiring certificates and domains into alerts; the dispatcher delivers
+// the outbox. A host write that committed ledger rows wakes the rules, and
+// an alert that enqueued deliveries wakes the dispatcher.
+func setupAlerts(svc *services) error {
+	if svc.alerts.Baseline < time.Second {
+		return fmt.Errorf("--alert-baseline: want at least 1s, got %s", svc.alerts.Baseline)
+	}
+	as := alertstore.New(svc.store)
+	disp := &alerts.Dispatcher{
+		Alerts:  as,
+		Client:  egress.New(egress.Options{AllowPrivate: svc.cfg.Outbound.AllowPrivateTargets, Ports: WebhookPorts}).HTTPClient(webhookTimeout),
+		Now:     svc.store.Now,
+		Log:     svc.log,
+		Timeout: webhookTimeout,
+	}
+	bs, ws := brandstore.New(svc.store), whoisstore.New(svc.store)
+	w := &alerts.Worker{DB: svc.store, Alerts: as, Log: svc.log, Delivered: disp.Wake, Baseline: svc.alerts.Baseline,
+		Feeds: []alerts.Feed{
+			alerts.BrandFeed(brandItems(bs)),
+			alerts.ExpiryFeed(svc.store.Now, expiringCerts(bs, svc.store.Now), domainExpiries(svc, ws)),
+		}}
+	svc.ledger.OnCommit(w.Wake)
+	svc.deps.Alerts = &alerts.Service{Store: as, DB: svc.store, Delivered: disp.Wake}
+	svc.workers = append(svc.workers, worker{name: "alert-rules", run: w.Run}, worker{name: "webhook-dispatcher", run: disp.Run})
+	return nil
+}
+
+// brandItems reads new brand findings for the brand feed.
+func brandItems(bs *brandstore.Store) func(ctx context.Context, after int64, limit int) ([]alerts.BrandItem, error) {
+	return func(ctx context.Context, after int64, limit int) ([]alerts.BrandItem, error) {
+		fs, err := bs.FindingsAfter(ctx, after, limit)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]alerts.BrandItem, len(fs))
+		for i, f := range fs {
+			out[i] = alerts.BrandItem{ID: f.ID, OrganizationID: f.OrganizationID, AccountID: f.AccountID, Kind: f.Kind,
+				Domain: f.Domain, BaseDomain: f.BaseDomain, Reason: f.Reason, Score: f.Score, DateAdded: f.DateAdded}
+		}
+		return out, nil
+	}
+}
+
+// expiringCerts lists the organizations' certificates expiring within 31
+// days (or expired within the last day) for the expiry feed.
+func expiringCerts(bs *brandstore.Store, now func() time.Time) func(ctx context.Context) ([]alerts.CertItem, error) {
+	return func(ctx context.Context) ([]alerts.CertItem, error) {
+		t := now()
+		cs, err := bs.ExpiringCertificates(ctx, t.Add(-24*time.Hour).Unix(), t.Add(31*24*time.Hour).Unix())
+		if err != nil {
+			return nil, err
+		}
+		out := make([]alerts.CertItem, len(cs))
+		for i, c := range cs {
+			out[i] = alerts.CertItem{Asset: periscope.Asset{OrganizationID: c.OrganizationID, AccountID: c.AccountID, Kind: periscope.AssetDomain, Value: c.Domain},
+				Host: c.SubjectCN, Domain: c.Domain, SHA256: c.SHA256, Subject: c.SubjectCN, NotAfter: time.Unix(c.NotAfter, 0).UTC()}
+		}
+		return out, nil
+	}
+}
+
+// domainExpiries lists the organizations' domains with the registration
+// expiry stored by WHOIS or RDAP lookups, for the expiry feed.
+func domainExpiries(svc *services, ws *whoisstore.Store) func(ctx context.Context) ([]alerts.DomainItem, error) {
+	return func(ctx context.Context) ([]alerts.DomainItem, error) {
+		assets, err := svc.store.AllAssets(ctx, periscope.AssetDomain)
+		if err != nil {
+			return nil, err
+		}
+		var out []alerts.DomainItem
+		for _, a := range assets {
+			r, err := ws.Get(ctx, a.Value)
+			if err != nil {
+				if errors.Is(err, whoisstore.ErrNotFound) {
+					continue // never looked up: nothing known of its expiry
+				}
+				return nil, err
+			}
+			if r.ExpiresAt.IsZero() {
+				continue
+			}
+			out = append(out, alerts.DomainItem{Asset: a, Domain: a.Value, Registrar: r.Registrar, Expiry: r.ExpiresAt})
+		}
+		return out, nil
+	}
+}
