@@ -26,7 +26,7 @@ type dialect interface {
 	// table as alias t, its arguments and the ORDER BY.
 	rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string)
 	// textCond is the WHERE condition rankedSource needs ("" for none).
-	textCond(t string) string
+	textCond(table, t string, filtered bool) string
 	// syncsTextIndex says whether writers update the text index themselves.
 	syncsTextIndex() bool
 	// optimize refreshes what the planner knows after a bulk load.
@@ -70,9 +70,9 @@ func (sqliteDialect) rankedSource(table, t, fq string, filtered bool, limit int)
 	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
 }
 
-func (sqliteDialect) textCond(string) string { return "" }
-func (sqliteDialect) syncsTextIndex() bool   { return true }
-func (sqliteDialect) optimize() string       { return `PRAGMA optimize` }
+func (sqliteDialect) textCond(string, string, bool) string { return "" }
+func (sqliteDialect) syncsTextIndex() bool                 { return true }
+func (sqliteDialect) optimize() string                     { return `PRAGMA optimize` }
 
 type pgDialect struct{}
 
@@ -86,10 +86,19 @@ func (pgDialect) textMatch(_, t string) string {
 
 // rankedSource lets the GIN index find the matches and ts_rank order them
 // (the newest pgRankWindow of them when nothing else filters).
-func (pgDialect) rankedSource(table, t, fq string, filtered bool, _ int) (string, []any, string) {
+func (pgDialect) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
 	order := "ts_rank(" + t + ".tsv, fq) DESC, " + t + ".id DESC"
 	if filtered {
 		return table + " " + t + " CROSS JOIN to_tsquery('english', ?) fq", []any{fq}, order
+	}
+	if table == "vulns" {
+		// The window is chosen and ranked on the narrow rows of
+		// vulns_search (migration 16): a common word's matches in vulns
+		// are one heap page each. vulns is read for the final page alone.
+		src := "(SELECT n.id, ts_rank(n.tsv, fq) AS score FROM (SELECT id, tsv FROM vulns_search WHERE tsv @@ to_tsquery('english', ?)" +
+			" ORDER BY published DESC, id DESC LIMIT " + strconv.Itoa(pgRankWindow) + ") n CROSS JOIN to_tsquery('english', ?) fq" +
+			" ORDER BY score DESC, n.id DESC LIMIT ?) r JOIN vulns " + t + " ON " + t + ".id = r.id"
+		return src, []any{fq, fq, limit}, "r.score DESC, " + t + ".id DESC"
 	}
 	// ts_rank reads every match's tsvector from the heap: a common
 	// word would rank tens of thousands of rows. Rank the newest
@@ -103,8 +112,16 @@ func (pgDialect) rankedSource(table, t, fq string, filtered bool, _ int) (string
 	return src, []any{fq, fq}, order
 }
 
-func (pgDialect) textCond(t string) string { return t + ".tsv @@ fq" }
-func (pgDialect) syncsTextIndex() bool     { return false }
+// textCond: the narrow vulnerability window of rankedSource holds
+// matches only and has no fq in scope.
+func (pgDialect) textCond(table, t string, filtered bool) string {
+	if table == "vulns" && !filtered {
+		return ""
+	}
+	return t + ".tsv @@ fq"
+}
+
+func (pgDialect) syncsTextIndex() bool { return false }
 
 // optimize is a VACUUM (ANALYZE): statistics and the visibility map that
 // lets counts be index-only (deployments with autovacuum off get nothing
