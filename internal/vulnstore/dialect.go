@@ -57,16 +57,30 @@ func (sqliteDialect) textMatch(table, t string) string {
 // when nothing else filters, cuts it to limit before the join, so a common
 // word never joins every match.
 func (sqliteDialect) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
-	w := "10.0, 1.0"
-	if table == "vuln_exploits" {
-		w = "1.0"
-	}
-	inner := "SELECT rowid AS rid, bm25(" + table + "_fts, " + w + ") AS score FROM " + table + "_fts WHERE " + table + "_fts MATCH ?"
+	inner := "SELECT rowid AS rid, bm25(" + table + "_fts, " + bm25Weights(table) + ") AS score FROM " + table + "_fts WHERE " + table + "_fts MATCH ?"
 	args := []any{fq}
 	if !filtered {
 		inner += " ORDER BY score LIMIT ?"
 		args = append(args, limit)
 	}
+	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
+}
+
+func bm25Weights(table string) string {
+	if table == "vuln_exploits" {
+		return "1.0"
+	}
+	return "10.0, 1.0"
+}
+
+// rankedByID is rankedSource for a filter cond that reads nothing of the
+// row but its id (alias f, as f.id): the matches are filtered, ranked and
+// cut to limit on the FTS5 rowids, and table is read for the final page
+// alone (joining every match read each one's wide row, doc included).
+func (sqliteDialect) rankedByID(table, t, fq, cond string, cargs []any, limit int) (string, []any, string) {
+	inner := "SELECT f.id AS rid, f.score FROM (SELECT rowid AS id, bm25(" + table + "_fts, " + bm25Weights(table) + ") AS score FROM " +
+		table + "_fts WHERE " + table + "_fts MATCH ?) f WHERE " + cond + " ORDER BY f.score, f.id DESC LIMIT ?"
+	args := append(append([]any{fq}, cargs...), limit)
 	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
 }
 

@@ -665,6 +665,14 @@ func (s *Store) SearchAdvisories(ctx context.Context, q VulnSearch) ([]vuln.Advi
 			return nil, err
 		}
 		filtered := f.Ecosystem != "" || f.Package != ""
+		if sq, ok := s.d.(sqliteDialect); ok && filtered {
+			// The package filter reads the advisory id alone, which is
+			// the FTS5 rowid: rank before reading any wide row.
+			c, cargs := advisoryLink(f, "f")
+			from, fargs, order = sq.rankedByID("vuln_advisories", "a", fq, c, cargs, q.Limit)
+			sqlText := `SELECT a.doc FROM ` + from + ` ORDER BY ` + order
+			return s.scanAdvisories(ctx, sqlText, fargs...)
+		}
 		from, fargs, order = s.rankedSource("vuln_advisories", "a", fq, filtered, q.Limit)
 		if c := s.textCond("vuln_advisories", "a", filtered); c != "" {
 			w.add(c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,4 +108,83 @@ func queryOf(q string) string {
 		return "(remote & overflow:*)"
 	}
 	return "(" + q + ":*)"
+}
+
+// sqliteRefAdvisories is the filtered advisory text search as SQLite ran
+// it before ranking on the FTS5 rowids: every match joined to its row.
+const sqliteRefAdvisories = `SELECT a.adv_id FROM (SELECT rowid AS rid, bm25(vuln_advisories_fts, 10.0, 1.0) AS score FROM vuln_advisories_fts WHERE vuln_advisories_fts MATCH ?) f
+	JOIN vuln_advisories a ON a.id = f.rid
+	WHERE EXISTS (SELECT 1 FROM vuln_advisory_packages p WHERE p.advisory_id = a.id AND (? = '' OR p.ecosystem = ? OR p.ecosystem_base = ?) AND (? = '' OR p.name = ?))
+	ORDER BY f.score, a.id DESC LIMIT ?`
+
+// On SQLite an advisory text search with an ecosystem or package ranks the
+// FTS5 rowids before reading a row: it must answer what the join of every
+// match answered.
+func TestAdvisoryFilteredTextSearchMatchesJoin(t *testing.T) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
+		if !s.SyncsTextIndex() {
+			t.Skip("PostgreSQL search is unchanged here")
+		}
+		ctx := context.Background()
+		as := append(readOSV(t, vulnData+"osv/go"), readOSV(t, vulnData+"osv/ghsa")...)
+		if _, err := s.UpsertAdvisories(ctx, as); err != nil {
+			t.Fatal(err)
+		}
+		ecos := map[string]bool{}
+		var pkg, pkgEco string
+		for _, a := range as {
+			for _, p := range a.Affected {
+				ecos[strings.ToLower(p.Ecosystem)] = true
+				if pkg == "" && strings.ToLower(p.Ecosystem) == "go" {
+					pkg, pkgEco = strings.ToLower(p.Name), "go"
+				}
+			}
+		}
+		if len(ecos) < 3 || pkg == "" {
+			t.Fatalf("testdata: ecosystems %v, package %q", ecos, pkg)
+		}
+		type search struct{ eco, pkg string }
+		var searches []search
+		for e := range ecos {
+			searches = append(searches, search{eco: e})
+		}
+		searches = append(searches, search{pkg: pkg}, search{eco: pkgEco, pkg: pkg})
+		nonEmpty := 0
+		for _, q := range []string{"vulnerability", "denial of service", "attacker", "in", "remote code", "request"} {
+			fq := `("` + strings.ReplaceAll(q, " ", `" "`) + `"*)`
+			for _, sr := range searches {
+				for _, limit := range []int{1, 3, 20} {
+					hits, err := s.SearchAdvisories(ctx, vulnstore.VulnSearch{Query: q, Ecosystem: sr.eco, Package: sr.pkg, Limit: limit})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got, want []string
+					for _, h := range hits {
+						got = append(got, h.ID)
+					}
+					rows, err := s.Core().DB().Query(sqliteRefAdvisories, fq, sr.eco, sr.eco, sr.eco, sr.pkg, sr.pkg, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rows.Next() {
+						var id string
+						if err := rows.Scan(&id); err != nil {
+							t.Fatal(err)
+						}
+						want = append(want, id)
+					}
+					rows.Close()
+					if len(want) > 0 {
+						nonEmpty++
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("%q %+v limit %d:\n got %v\nwant %v", q, sr, limit, got, want)
+					}
+				}
+			}
+		}
+		if nonEmpty < 10 {
+			t.Errorf("only %d searches found anything: the comparison shows little", nonEmpty)
+		}
+	})
 }
