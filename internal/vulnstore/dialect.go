@@ -141,6 +141,6 @@ func (pgDialect) syncsTextIndex() bool { return false }
 // lets counts be index-only (deployments with autovacuum off get nothing
 // else).
 func (pgDialect) optimize() string {
-	return `VACUUM (ANALYZE) vulns, vuln_cpes, vuln_kev, vuln_epss, vuln_exploits, vuln_exploit_cves,
+	return `VACUUM (ANALYZE) vulns, vulns_search, vuln_cpes, vuln_kev, vuln_epss, vuln_exploits, vuln_exploit_cves,
 			vuln_advisories, vuln_advisory_aliases, vuln_advisory_packages`
 }
