@@ -10,7 +10,9 @@ import (
 // dialect is how the vulnerability tables' full-text search and upkeep
 // differ by engine: SQLite keeps external-content FTS5 tables (vulns_fts
 // and the like, migrations/sqlite/0002_vuln.sql) that the writers update,
-// PostgreSQL generated tsvector columns with GIN indexes.
+// PostgreSQL generated tsvector columns with GIN indexes, and for the
+// vulnerabilities a narrow copy (vulns_search, migration 16) kept by a
+// trigger, on which the unfiltered search ranks.
 type dialect interface {
 	// textWord is one word of a full-text query, a prefix when star is "*".
 	textWord(w, star string) string

@@ -33,5 +33,5 @@ BEGIN
     RETURN NULL;
 END
 $$;
-CREATE TRIGGER vulns_search_sync AFTER INSERT OR DELETE OR UPDATE ON vulns
+CREATE TRIGGER vulns_search_sync AFTER INSERT OR DELETE OR UPDATE OF published, title, description ON vulns
     FOR EACH ROW EXECUTE FUNCTION vulns_search_sync();
