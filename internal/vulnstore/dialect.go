@@ -10,7 +10,9 @@ import (
 // dialect is how the vulnerability tables' full-text search and upkeep
 // differ by engine: SQLite keeps external-content FTS5 tables (vulns_fts
 // and the like, migrations/sqlite/0002_vuln.sql) that the writers update,
-// PostgreSQL generated tsvector columns with GIN indexes.
+// PostgreSQL generated tsvector columns with GIN indexes, and for the
+// vulnerabilities a narrow copy (vulns_search, migration 16) kept by a
+// trigger, on which the unfiltered search ranks.
 type dialect interface {
 	// textWord is one word of a full-text query, a prefix when star is "*".
 	textWord(w, star string) string
@@ -26,7 +28,7 @@ type dialect interface {
 	// table as alias t, its arguments and the ORDER BY.
 	rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string)
 	// textCond is the WHERE condition rankedSource needs ("" for none).
-	textCond(t string) string
+	textCond(table, t string, filtered bool) string
 	// syncsTextIndex says whether writers update the text index themselves.
 	syncsTextIndex() bool
 	// optimize refreshes what the planner knows after a bulk load.
@@ -57,11 +59,7 @@ func (sqliteDialect) textMatch(table, t string) string {
 // when nothing else filters, cuts it to limit before the join, so a common
 // word never joins every match.
 func (sqliteDialect) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
-	w := "10.0, 1.0"
-	if table == "vuln_exploits" {
-		w = "1.0"
-	}
-	inner := "SELECT rowid AS rid, bm25(" + table + "_fts, " + w + ") AS score FROM " + table + "_fts WHERE " + table + "_fts MATCH ?"
+	inner := "SELECT rowid AS rid, bm25(" + table + "_fts, " + bm25Weights(table) + ") AS score FROM " + table + "_fts WHERE " + table + "_fts MATCH ?"
 	args := []any{fq}
 	if !filtered {
 		inner += " ORDER BY score LIMIT ?"
@@ -70,9 +68,27 @@ func (sqliteDialect) rankedSource(table, t, fq string, filtered bool, limit int)
 	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
 }
 
-func (sqliteDialect) textCond(string) string { return "" }
-func (sqliteDialect) syncsTextIndex() bool   { return true }
-func (sqliteDialect) optimize() string       { return `PRAGMA optimize` }
+func bm25Weights(table string) string {
+	if table == "vuln_exploits" {
+		return "1.0"
+	}
+	return "10.0, 1.0"
+}
+
+// rankedByID is rankedSource for a filter cond that reads nothing of the
+// row but its id (alias f, as f.id): the matches are filtered, ranked and
+// cut to limit on the FTS5 rowids, and table is read for the final page
+// alone (joining every match read each one's wide row, doc included).
+func (sqliteDialect) rankedByID(table, t, fq, cond string, cargs []any, limit int) (string, []any, string) {
+	inner := "SELECT f.id AS rid, f.score FROM (SELECT rowid AS id, bm25(" + table + "_fts, " + bm25Weights(table) + ") AS score FROM " +
+		table + "_fts WHERE " + table + "_fts MATCH ?) f WHERE " + cond + " ORDER BY f.score, f.id DESC LIMIT ?"
+	args := append(append([]any{fq}, cargs...), limit)
+	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
+}
+
+func (sqliteDialect) textCond(string, string, bool) string { return "" }
+func (sqliteDialect) syncsTextIndex() bool                 { return true }
+func (sqliteDialect) optimize() string                     { return `PRAGMA optimize` }
 
 type pgDialect struct{}
 
@@ -86,10 +102,19 @@ func (pgDialect) textMatch(_, t string) string {
 
 // rankedSource lets the GIN index find the matches and ts_rank order them
 // (the newest pgRankWindow of them when nothing else filters).
-func (pgDialect) rankedSource(table, t, fq string, filtered bool, _ int) (string, []any, string) {
+func (pgDialect) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
 	order := "ts_rank(" + t + ".tsv, fq) DESC, " + t + ".id DESC"
 	if filtered {
 		return table + " " + t + " CROSS JOIN to_tsquery('english', ?) fq", []any{fq}, order
+	}
+	if table == "vulns" {
+		// The window is chosen and ranked on the narrow rows of
+		// vulns_search (migration 16): a common word's matches in vulns
+		// are one heap page each. vulns is read for the final page alone.
+		src := "(SELECT n.id, ts_rank(n.tsv, fq) AS score FROM (SELECT id, tsv FROM vulns_search WHERE tsv @@ to_tsquery('english', ?)" +
+			" ORDER BY published DESC, id DESC LIMIT " + strconv.Itoa(pgRankWindow) + ") n CROSS JOIN to_tsquery('english', ?) fq" +
+			" ORDER BY score DESC, n.id DESC LIMIT ?) r JOIN vulns " + t + " ON " + t + ".id = r.id"
+		return src, []any{fq, fq, limit}, "r.score DESC, " + t + ".id DESC"
 	}
 	// ts_rank reads every match's tsvector from the heap: a common
 	// word would rank tens of thousands of rows. Rank the newest
@@ -103,13 +128,21 @@ func (pgDialect) rankedSource(table, t, fq string, filtered bool, _ int) (string
 	return src, []any{fq, fq}, order
 }
 
-func (pgDialect) textCond(t string) string { return t + ".tsv @@ fq" }
-func (pgDialect) syncsTextIndex() bool     { return false }
+// textCond: the narrow vulnerability window of rankedSource holds
+// matches only and has no fq in scope.
+func (pgDialect) textCond(table, t string, filtered bool) string {
+	if table == "vulns" && !filtered {
+		return ""
+	}
+	return t + ".tsv @@ fq"
+}
+
+func (pgDialect) syncsTextIndex() bool { return false }
 
 // optimize is a VACUUM (ANALYZE): statistics and the visibility map that
 // lets counts be index-only (deployments with autovacuum off get nothing
 // else).
 func (pgDialect) optimize() string {
-	return `VACUUM (ANALYZE) vulns, vuln_cpes, vuln_kev, vuln_epss, vuln_exploits, vuln_exploit_cves,
+	return `VACUUM (ANALYZE) vulns, vulns_search, vuln_cpes, vuln_kev, vuln_epss, vuln_exploits, vuln_exploit_cves,
 			vuln_advisories, vuln_advisory_aliases, vuln_advisory_packages`
 }

@@ -625,7 +625,9 @@ func (s *Store) rankedSource(table, t, fq string, filtered bool, limit int) (str
 }
 
 // textCond is the WHERE condition of rankedSource on PostgreSQL.
-func (s *Store) textCond(t string) string { return s.d.textCond(t) }
+func (s *Store) textCond(table, t string, filtered bool) string {
+	return s.d.textCond(table, t, filtered)
+}
 
 func textQuery(s *Store, q string) (string, error) {
 	fq, ok := s.ftsQuery([]string{q})
@@ -668,8 +670,9 @@ func (s *Store) SearchVulns(ctx context.Context, q VulnSearch) ([]vuln.Vulnerabi
 		if err != nil {
 			return nil, err
 		}
-		from, fargs, order = s.rankedSource("vulns", "v", fq, f.Ecosystem != "" || f.Package != "", q.Limit)
-		if c := s.textCond("v"); c != "" {
+		filtered := f.Ecosystem != "" || f.Package != ""
+		from, fargs, order = s.rankedSource("vulns", "v", fq, filtered, q.Limit)
+		if c := s.textCond("vulns", "v", filtered); c != "" {
 			w.add(c)
 		}
 	}
@@ -705,8 +708,17 @@ func (s *Store) SearchAdvisories(ctx context.Context, q VulnSearch) ([]vuln.Advi
 		if err != nil {
 			return nil, err
 		}
-		from, fargs, order = s.rankedSource("vuln_advisories", "a", fq, f.Ecosystem != "" || f.Package != "", q.Limit)
-		if c := s.textCond("a"); c != "" {
+		filtered := f.Ecosystem != "" || f.Package != ""
+		if sq, ok := s.d.(sqliteDialect); ok && filtered {
+			// The package filter reads the advisory id alone, which is
+			// the FTS5 rowid: rank before reading any wide row.
+			c, cargs := advisoryLink(f, "f")
+			from, fargs, order = sq.rankedByID("vuln_advisories", "a", fq, c, cargs, q.Limit)
+			sqlText := `SELECT a.doc FROM ` + from + ` ORDER BY ` + order
+			return s.scanAdvisories(ctx, sqlText, fargs...)
+		}
+		from, fargs, order = s.rankedSource("vuln_advisories", "a", fq, filtered, q.Limit)
+		if c := s.textCond("vuln_advisories", "a", filtered); c != "" {
 			w.add(c)
 		}
 	}
@@ -746,8 +758,9 @@ func (s *Store) SearchExploits(ctx context.Context, q VulnSearch) ([]vuln.Exploi
 		if err != nil {
 			return nil, err
 		}
-		from, fargs, order = s.rankedSource("vuln_exploits", "x", fq, f.Ecosystem != "" || f.Package != "", q.Limit)
-		if c := s.textCond("x"); c != "" {
+		filtered := f.Ecosystem != "" || f.Package != ""
+		from, fargs, order = s.rankedSource("vuln_exploits", "x", fq, filtered, q.Limit)
+		if c := s.textCond("vuln_exploits", "x", filtered); c != "" {
 			w.add(c)
 		}
 	}

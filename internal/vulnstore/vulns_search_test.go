@@ -1,0 +1,190 @@
+package vulnstore_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/vuln"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
+)
+
+// pgRefSearch is the vulnerability text search as PostgreSQL ran it before
+// the narrow vulns_search table (migration 16): the newest 500 matches of
+// vulns ranked by ts_rank.
+const pgRefSearch = `SELECT v.cve_id FROM (SELECT * FROM vulns WHERE tsv @@ to_tsquery('english', $1) ORDER BY published DESC, id DESC LIMIT 500) v
+	CROSS JOIN to_tsquery('english', $1) fq WHERE v.tsv @@ fq ORDER BY ts_rank(v.tsv, fq) DESC, v.id DESC LIMIT $2`
+
+// On PostgreSQL the ranked text search reads the narrow vulns_search
+// table: it must answer what the search over vulns answered, with more
+// matches than the ranked window and after updates of text and dates.
+func TestNarrowTextSearchMatchesWideRows(t *testing.T) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
+		if s.SyncsTextIndex() {
+			t.Skip("SQLite ranks its FTS5 table")
+		}
+		ctx := context.Background()
+		base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		words := []string{"overflow", "injection", "traversal", "bypass"}
+		mk := func(round int) []vuln.Vulnerability {
+			var vs []vuln.Vulnerability
+			for i := range 1200 {
+				desc := fmt.Sprintf("A %s in component %d", words[i%len(words)], i%37)
+				if i%3 == 0 {
+					desc += " allows remote overflow overflow"
+				}
+				if round == 1 && i%5 == 0 {
+					desc = "rewritten zanzibar " + desc
+				}
+				vs = append(vs, vuln.Vulnerability{
+					CVEID:        fmt.Sprintf("CVE-2024-%05d", 10000+i),
+					Title:        map[bool]string{true: "Overflow in parser", false: ""}[i%11 == 0],
+					Description:  desc,
+					Published:    base.Add(time.Duration((i*7919)%1200+round*i%3) * time.Hour),
+					LastModified: base.Add(time.Duration(round+1) * 24 * 365 * time.Hour),
+				})
+			}
+			return vs
+		}
+		db := s.Core().DB()
+		for round := range 2 {
+			if _, err := s.UpsertVulns(ctx, mk(round)); err != nil {
+				t.Fatal(err)
+			}
+			var diff int
+			if err := db.QueryRow(`SELECT COUNT(*) FROM vulns v FULL JOIN vulns_search n ON n.id = v.id
+				WHERE v.id IS NULL OR n.id IS NULL OR n.published <> v.published OR n.tsv <> v.tsv`).Scan(&diff); err != nil {
+				t.Fatal(err)
+			}
+			if diff != 0 {
+				t.Fatalf("round %d: %d rows of vulns_search differ from vulns", round, diff)
+			}
+			for _, q := range []string{"overflow", "injection", "remote overflow", "parser", "zanzibar", "component"} {
+				for _, limit := range []int{1, 20, 100} {
+					hits, err := s.SearchVulns(ctx, vulnstore.VulnSearch{Query: q, Limit: limit})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got, want []string
+					for _, h := range hits {
+						got = append(got, h.CVEID)
+					}
+					fq := queryOf(q)
+					rows, err := db.Query(pgRefSearch, fq, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rows.Next() {
+						var id string
+						if err := rows.Scan(&id); err != nil {
+							t.Fatal(err)
+						}
+						want = append(want, id)
+					}
+					rows.Close()
+					if round == 0 && q == "zanzibar" {
+						if len(want) != 0 {
+							t.Fatalf("zanzibar before the rewrite: %v", want)
+						}
+					} else if len(want) == 0 {
+						t.Fatalf("round %d %q: the reference found nothing", round, q)
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("round %d %q limit %d:\n got %v\nwant %v", round, q, limit, got, want)
+					}
+				}
+			}
+		}
+	})
+}
+
+// queryOf is the tsquery the store builds for plain words: whole words,
+// the last also a prefix, all required.
+func queryOf(q string) string {
+	if q == "remote overflow" {
+		return "(remote & overflow:*)"
+	}
+	return "(" + q + ":*)"
+}
+
+// sqliteRefAdvisories is the filtered advisory text search as SQLite ran
+// it before ranking on the FTS5 rowids: every match joined to its row.
+const sqliteRefAdvisories = `SELECT a.adv_id FROM (SELECT rowid AS rid, bm25(vuln_advisories_fts, 10.0, 1.0) AS score FROM vuln_advisories_fts WHERE vuln_advisories_fts MATCH ?) f
+	JOIN vuln_advisories a ON a.id = f.rid
+	WHERE EXISTS (SELECT 1 FROM vuln_advisory_packages p WHERE p.advisory_id = a.id AND (? = '' OR p.ecosystem = ? OR p.ecosystem_base = ?) AND (? = '' OR p.name = ?))
+	ORDER BY f.score, a.id DESC LIMIT ?`
+
+// On SQLite an advisory text search with an ecosystem or package ranks the
+// FTS5 rowids before reading a row: it must answer what the join of every
+// match answered.
+func TestAdvisoryFilteredTextSearchMatchesJoin(t *testing.T) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
+		if !s.SyncsTextIndex() {
+			t.Skip("PostgreSQL search is unchanged here")
+		}
+		ctx := context.Background()
+		as := append(readOSV(t, vulnData+"osv/go"), readOSV(t, vulnData+"osv/ghsa")...)
+		if _, err := s.UpsertAdvisories(ctx, as); err != nil {
+			t.Fatal(err)
+		}
+		ecos := map[string]bool{}
+		var pkg, pkgEco string
+		for _, a := range as {
+			for _, p := range a.Affected {
+				ecos[strings.ToLower(p.Ecosystem)] = true
+				if pkg == "" && strings.ToLower(p.Ecosystem) == "go" {
+					pkg, pkgEco = strings.ToLower(p.Name), "go"
+				}
+			}
+		}
+		if len(ecos) < 3 || pkg == "" {
+			t.Fatalf("testdata: ecosystems %v, package %q", ecos, pkg)
+		}
+		type search struct{ eco, pkg string }
+		var searches []search
+		for e := range ecos {
+			searches = append(searches, search{eco: e})
+		}
+		searches = append(searches, search{pkg: pkg}, search{eco: pkgEco, pkg: pkg})
+		nonEmpty := 0
+		for _, q := range []string{"vulnerability", "denial of service", "attacker", "in", "remote code", "request"} {
+			fq := `("` + strings.ReplaceAll(q, " ", `" "`) + `"*)`
+			for _, sr := range searches {
+				for _, limit := range []int{1, 3, 20} {
+					hits, err := s.SearchAdvisories(ctx, vulnstore.VulnSearch{Query: q, Ecosystem: sr.eco, Package: sr.pkg, Limit: limit})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got, want []string
+					for _, h := range hits {
+						got = append(got, h.ID)
+					}
+					rows, err := s.Core().DB().Query(sqliteRefAdvisories, fq, sr.eco, sr.eco, sr.eco, sr.pkg, sr.pkg, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rows.Next() {
+						var id string
+						if err := rows.Scan(&id); err != nil {
+							t.Fatal(err)
+						}
+						want = append(want, id)
+					}
+					rows.Close()
+					if len(want) > 0 {
+						nonEmpty++
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("%q %+v limit %d:\n got %v\nwant %v", q, sr, limit, got, want)
+					}
+				}
+			}
+		}
+		if nonEmpty < 10 {
+			t.Errorf("only %d searches found anything: the comparison shows little", nonEmpty)
+		}
+	})
+}
