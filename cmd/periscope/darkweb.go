@@ -98,7 +98,7 @@ func setupDarkweb(ctx context.Context, svc *services) error {
 	return nil
 }
 
-// darkwebKinds are the ingest kinds of the dark web (API.md §5).
+// darkwebKinds are the ingest kinds of the dark web (README "Command line").
 var darkwebKinds = []string{"combolist", "breach-csv", "dehashed", "stealer", "breaches"}
 
 // addDarkwebIngesters lists the dark-web kinds; cmdIngest hands them to

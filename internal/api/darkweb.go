@@ -159,7 +159,7 @@ func toDarkwebRecord(res darkwebstore.Result, d disclosure) darkwebRecord {
 	return out
 }
 
-// darkwebSearchBody is the body of POST /oem/darkweb/search (API.md §4.7).
+// darkwebSearchBody is the body of POST /oem/darkweb/search (README "Dark-web breach intelligence").
 type darkwebSearchBody struct {
 	Query   *string `json:"query"`
 	Type    *string `json:"type"`

@@ -47,7 +47,7 @@ type Store struct {
 	cache map[string]cacheEntry
 }
 
-// CacheTTL is how long a search answer is reused (API.md §4.7: 24 hours).
+// CacheTTL is how long a search answer is reused (24 hours, README "Dark-web breach intelligence").
 const CacheTTL = 24 * time.Hour
 
 // cacheMax bounds the cached answers; the oldest half goes when full.

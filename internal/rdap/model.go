@@ -144,7 +144,7 @@ func redacted(v string) bool {
 	return strings.Contains(low, "redacted") || strings.Contains(low, "privacy") || strings.Contains(low, "withheld") || strings.Contains(low, "not disclosed")
 }
 
-// Summary is the lookup's view of one RDAP object (API.md §4.7 "rdap").
+// Summary is the lookup's view of one RDAP object (the "rdap" object of README "WHOIS and RDAP").
 type Summary struct {
 	Source      string     `json:"source"`
 	Registrar   string     `json:"registrar"`
