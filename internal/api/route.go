@@ -162,11 +162,6 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		s.metrics.rateLimited.WithLabelValues(p.family).Inc()
 		return rateLimited(res.RetryAfter(s.now()), "Rate limit exceeded: %d requests per minute for this key.", limit)
 	}
-	if p.assetChange {
-		if err := s.limitAssetChange(r); err != nil {
-			return err
-		}
-	}
 
 	oem := strings.HasPrefix(r.URL.Path, "/api/v1/oem/")
 	status, charged, audited := 0, 0, false
@@ -192,6 +187,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		return periscope.Errorf(periscope.EEnterpriseRequired, "This route needs an Enterprise account.")
 	case p.need == needOEM && !acct.OEM:
 		return periscope.Errorf(periscope.EOEMRequired, "This route needs the OEM module.")
+	}
+	// After the entitlement check: only accounts that may change assets
+	// spend the change budget.
+	if p.assetChange {
+		if err := s.limitAssetChange(r); err != nil {
+			return err
+		}
 	}
 	if err := checkRequestText(r); err != nil {
 		return err
