@@ -125,6 +125,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		svc.workers = append(svc.workers, auditPruner(st, cfg.AuditRetention, auditPruneInterval, log))
 	}
 	acfg.AssetChangeLimit = cfg.Instances.AssetChangeLimit
+	if !cfg.Outbound.AllowPrivateTargets {
+		acfg.WebhookPorts = WebhookPorts
+	}
 	srv := api.NewServer(acfg, deps)
 	for _, f := range svc.onServer {
 		if err := f(srv); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -282,9 +283,9 @@ type endpointInput struct {
 }
 
 // apply validates in and writes its fields into e.
-func (in endpointInput) apply(e *alertstore.Endpoint, now int64) error {
+func (in endpointInput) apply(e *alertstore.Endpoint, now int64, ports []int) error {
 	if in.URL != nil {
-		if err := checkWebhookURL(*in.URL); err != nil {
+		if err := checkWebhookURL(*in.URL, ports); err != nil {
 			return err
 		}
 		e.URL = *in.URL
@@ -320,15 +321,33 @@ func (in endpointInput) apply(e *alertstore.Endpoint, now int64) error {
 	return nil
 }
 
-// checkWebhookURL accepts an absolute http(s) URL without credentials.
-// Where it may connect is the egress dialer's decision, at delivery.
-func checkWebhookURL(raw string) error {
+// checkWebhookURL accepts an absolute http(s) URL without credentials
+// naming a port the dispatcher may dial (ports; nil allows any), so an
+// endpoint that could never be reached is refused when it is created, not
+// found failing at delivery. Which addresses it may reach is the egress
+// dialer's decision, at delivery.
+func checkWebhookURL(raw string, ports []int) error {
 	if err := checkText("url", raw, 2048); err != nil {
 		return err
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.Fragment != "" {
 		return periscope.Errorf(periscope.EInvalid, "url must be an absolute http or https URL without credentials.")
+	}
+	if ports == nil {
+		return nil
+	}
+	port := 443
+	if u.Scheme == "http" {
+		port = 80
+	}
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil {
+			return periscope.Errorf(periscope.EInvalid, "url has an invalid port.")
+		}
+	}
+	if !slices.Contains(ports, port) {
+		return periscope.Errorf(periscope.EInvalid, "url must use one of the ports %v (port %d is not dialed for webhooks).", ports, port)
 	}
 	return nil
 }
@@ -354,7 +373,7 @@ func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request) err
 	}
 	e := alertstore.Endpoint{AccountID: o.AccountID, OrganizationID: o.ID, Format: "json", MinSeverity: "medium", Secret: alerts.NewSecret()}
 	in.Enabled = nil
-	if err := in.apply(&e, s.now().Unix()); err != nil {
+	if err := in.apply(&e, s.now().Unix(), s.cfg.WebhookPorts); err != nil {
 		return err
 	}
 	if err := s.alerts.CreateEndpoint(r.Context(), &e); err != nil {
@@ -405,7 +424,7 @@ func (s *Server) handleUpdateWebhook(w http.ResponseWriter, r *http.Request) err
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if err := in.apply(&e, s.now().Unix()); err != nil {
+	if err := in.apply(&e, s.now().Unix(), s.cfg.WebhookPorts); err != nil {
 		return err
 	}
 	if err := s.alerts.UpdateEndpoint(r.Context(), &e); err != nil {

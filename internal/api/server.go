@@ -45,6 +45,9 @@ type Config struct {
 	// delete, add or remove a domain or range) an account may make per
 	// minute; 0 turns it off.
 	AssetChangeLimit int
+	// WebhookPorts are the ports a webhook URL may name (the ports the
+	// dispatcher's dialer allows); nil allows any (--allow-private-targets).
+	WebhookPorts []int
 }
 
 // DefaultConfig returns FullHunt's published limits.
