@@ -91,7 +91,9 @@ type Sink struct {
 }
 
 // lineReader yields decoded lines with their numbers, rejecting (and
-// skipping) lines over MaxLine and lines that do not decode.
+// skipping) lines over MaxLine and lines that do not decode. Its first
+// read checks the file's head (textInput): a binary file is refused whole,
+// a gzip stream is read through.
 type lineReader struct {
 	br   *bufio.Reader
 	enc  Encoding
@@ -99,7 +101,11 @@ type lineReader struct {
 	n    int
 	sink Sink
 	// binary counts NUL-holding lines: a file full of them is not text.
-	binary int
+	binary  int
+	sniffed bool
+	// partial is set when the line last returned ended the file without
+	// a newline (a record cut there may be truncated).
+	partial bool
 }
 
 func newLineReader(r io.Reader, file string, enc Encoding, sink Sink) *lineReader {
@@ -112,8 +118,18 @@ func (l *lineReader) reject(line int, format string, args ...any) {
 	}
 }
 
-// next returns the next line that decodes, or io.EOF.
+// next returns the next line that decodes, or io.EOF. A read that fails
+// mid-file (a gzip stream cut short, say) rejects the partial line and
+// returns an error wrapping ErrIncomplete.
 func (l *lineReader) next() (string, int, error) {
+	if !l.sniffed {
+		l.sniffed = true
+		br, err := textInput(l.br, l.file)
+		if err != nil {
+			return "", 0, err
+		}
+		l.br = br
+	}
 	for {
 		b, err := l.br.ReadSlice('\n')
 		long := false
@@ -123,20 +139,20 @@ func (l *lineReader) next() (string, int, error) {
 				_, err = l.br.ReadSlice('\n')
 			}
 		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			l.n++
+			l.reject(l.n, "truncated: %v", err)
+			return "", 0, fmt.Errorf("%s:%d: %w: read: %v (the records before line %d are stored)", l.file, l.n, ErrIncomplete, err, l.n)
+		}
 		if len(b) == 0 && err != nil {
-			if errors.Is(err, io.EOF) {
-				return "", 0, io.EOF
-			}
-			return "", 0, fmt.Errorf("%s: read: %w", l.file, err)
+			return "", 0, io.EOF
 		}
 		l.n++
 		if long {
 			l.reject(l.n, "line longer than %d bytes", MaxLine)
-			if err != nil && !errors.Is(err, io.EOF) {
-				return "", 0, err
-			}
 			continue
 		}
+		l.partial = err != nil
 		b = bytes.TrimRight(b, "\r\n")
 		if l.n == 1 {
 			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
@@ -145,7 +161,7 @@ func (l *lineReader) next() (string, int, error) {
 			l.binary++
 			l.reject(l.n, "NUL byte (binary data?)")
 			if l.binary >= 100 && l.binary == l.n {
-				return "", 0, fmt.Errorf("%s: binary data, not a text dump", l.file)
+				return "", 0, fmt.Errorf("%s: %w: nothing but NUL-holding lines", l.file, ErrBinary)
 			}
 			continue
 		}

@@ -77,8 +77,9 @@ type Normalizer struct {
 var fold = cases.Fold()
 
 // CheckText refuses text that must never be stored: invalid UTF-8, NUL,
-// other C0 controls but tab, and (by construction of valid UTF-8) lone
-// surrogates.
+// other C0 controls but tab, DEL, C1 controls (U+0080–U+009F: what
+// Windows-1252 text read as Latin-1 turns into), and (by construction of
+// valid UTF-8) lone surrogates.
 func CheckText(s string) error {
 	if !utf8.ValidString(s) {
 		return errors.New("invalid UTF-8")
@@ -87,7 +88,7 @@ func CheckText(s string) error {
 		if r == 0 {
 			return errors.New("NUL byte")
 		}
-		if r < 0x20 && r != '\t' || r == 0x7f {
+		if r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f {
 			return fmt.Errorf("control character U+%04X", r)
 		}
 	}
@@ -379,12 +380,72 @@ func luhn(d string) bool {
 
 var hexRE = regexp.MustCompile(`^[0-9a-f]+$`)
 
-// NormalizeHash returns a password hash in canonical form (hex lower-cased,
-// modular-crypt strings as written) and its detected type: md5, ntlm (both
-// 32 hex digits: md5 is assumed unless the source says ntlm), sha1,
-// sha256, sha512, bcrypt, md5crypt, sha256crypt, sha512crypt, argon2, or
-// "unknown".
+// HashTypes are the hash_type values Periscope detects, in the order
+// README "Hash types" documents them.
+var HashTypes = []string{"md5", "ntlm", "sha1", "sha256", "sha512", "mysql41", "bcrypt", "argon2", "scrypt", "yescrypt",
+	"md5crypt", "apr1", "sha256crypt", "sha512crypt", "phpass", "pbkdf2", "unknown"}
+
+// hashTypeNames maps the names sources give a hash type (a DeHashed
+// hash_type, a hash_type column, --hash-type) to the canonical ones.
+var hashTypeNames = map[string]string{
+	"md5": "md5", "raw-md5": "md5",
+	"ntlm": "ntlm", "nt": "ntlm", "nthash": "ntlm", "nt_hash": "ntlm", "nt-hash": "ntlm", "ntlmv1": "ntlm", "md4": "md4", "lm": "lm",
+	"sha1": "sha1", "sha-1": "sha1", "raw-sha1": "sha1",
+	"sha256": "sha256", "sha-256": "sha256", "raw-sha256": "sha256",
+	"sha512": "sha512", "sha-512": "sha512", "raw-sha512": "sha512",
+	"mysql41": "mysql41", "mysql": "mysql41", "mysql5": "mysql41", "mysql-sha1": "mysql41",
+	"bcrypt": "bcrypt", "blowfish": "bcrypt",
+	"argon2": "argon2", "argon2id": "argon2", "argon2i": "argon2", "argon2d": "argon2",
+	"scrypt": "scrypt", "yescrypt": "yescrypt",
+	"md5crypt": "md5crypt", "md5-crypt": "md5crypt", "md5_crypt": "md5crypt", "apr1": "apr1", "md5-apr1": "apr1",
+	"sha256crypt": "sha256crypt", "sha256-crypt": "sha256crypt", "sha256_crypt": "sha256crypt",
+	"sha512crypt": "sha512crypt", "sha512-crypt": "sha512crypt", "sha512_crypt": "sha512crypt",
+	"phpass": "phpass", "wordpress": "phpass", "phpbb3": "phpass",
+	"pbkdf2": "pbkdf2", "pbkdf2-sha256": "pbkdf2", "pbkdf2_sha256": "pbkdf2", "pbkdf2-sha1": "pbkdf2", "pbkdf2-sha512": "pbkdf2",
+	"unknown": "unknown",
+}
+
+// CanonicalHashType returns the canonical name of a declared hash type,
+// or "" when the name is not one Periscope knows.
+func CanonicalHashType(s string) string {
+	return hashTypeNames[strings.ToLower(strings.TrimSpace(s))]
+}
+
+// hex32Types are the hash types 32 hex digits can be: their shape alone
+// cannot tell them apart, so a declared one is believed.
+var hex32Types = map[string]bool{"md5": true, "ntlm": true, "md4": true, "lm": true}
+
+// modularCrypt are the prefixes of modular-crypt and framework hash
+// strings, longest first where one prefixes another.
+var modularCrypt = []struct{ prefix, typ string }{
+	{"$2a$", "bcrypt"}, {"$2b$", "bcrypt"}, {"$2y$", "bcrypt"}, {"$2x$", "bcrypt"},
+	{"$argon2id$", "argon2"}, {"$argon2i$", "argon2"}, {"$argon2d$", "argon2"},
+	{"$scrypt$", "scrypt"}, {"$7$", "scrypt"}, {"$y$", "yescrypt"},
+	{"$apr1$", "apr1"}, {"$1$", "md5crypt"}, {"$5$", "sha256crypt"}, {"$6$", "sha512crypt"},
+	{"$P$", "phpass"}, {"$H$", "phpass"},
+	{"$pbkdf2", "pbkdf2"}, {"pbkdf2_sha256$", "pbkdf2"}, {"pbkdf2_sha1$", "pbkdf2"},
+}
+
+// NormalizeHash returns a password hash in canonical form and the type
+// its shape says: modular-crypt strings as written ($2a$/$2b$/$2y$
+// bcrypt, $argon2id$ argon2, $7$/$scrypt$ scrypt, $y$ yescrypt, $1$
+// md5crypt, $apr1$ apr1, $5$ sha256crypt, $6$ sha512crypt, $P$/$H$
+// phpass, $pbkdf2… pbkdf2); hex lower-cased by length (32 md5, 40 sha1,
+// 64 sha256, 128 sha512); "*" and 40 hex digits mysql41; "$NT$" and 32
+// hex digits ntlm, stored without the prefix. 32 hex digits are md5
+// unless the source declares otherwise (NormalizeHashAs). Anything else
+// is kept as written with type "unknown".
 func NormalizeHash(v string) (string, string, error) {
+	return NormalizeHashAs(v, "")
+}
+
+// NormalizeHashAs is NormalizeHash with the type the source declares (a
+// hash_type field or column, a column named after the type, --hash-type).
+// The declared type is believed where the shape cannot contradict it (32
+// hex digits: md5, ntlm, md4 or lm; a shape Periscope does not recognise);
+// where the shape says otherwise the shape wins (a "ntlm" that is 40 hex
+// digits is sha1).
+func NormalizeHashAs(v, declared string) (string, string, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return "", "", ErrEmpty
@@ -392,31 +453,43 @@ func NormalizeHash(v string) (string, string, error) {
 	if err := CheckText(v); err != nil {
 		return "", "", err
 	}
-	switch {
-	case strings.HasPrefix(v, "$2a$"), strings.HasPrefix(v, "$2b$"), strings.HasPrefix(v, "$2y$"):
-		return v, "bcrypt", nil
-	case strings.HasPrefix(v, "$1$"):
-		return v, "md5crypt", nil
-	case strings.HasPrefix(v, "$5$"):
-		return v, "sha256crypt", nil
-	case strings.HasPrefix(v, "$6$"):
-		return v, "sha512crypt", nil
-	case strings.HasPrefix(v, "$argon2"):
-		return v, "argon2", nil
+	decl := CanonicalHashType(declared)
+	for _, m := range modularCrypt {
+		if strings.HasPrefix(v, m.prefix) {
+			return v, m.typ, nil
+		}
+	}
+	if len(v) == 36 && strings.EqualFold(v[:4], "$NT$") && hexRE.MatchString(strings.ToLower(v[4:])) {
+		return strings.ToLower(v[4:]), "ntlm", nil
 	}
 	l := strings.ToLower(v)
+	if len(l) == 41 && l[0] == '*' && hexRE.MatchString(l[1:]) {
+		return l, "mysql41", nil
+	}
 	if hexRE.MatchString(l) {
 		switch len(l) {
 		case 32:
+			if hex32Types[decl] {
+				return l, decl, nil
+			}
 			return l, "md5", nil
 		case 40:
+			if decl == "mysql41" {
+				return "*" + l, "mysql41", nil
+			}
 			return l, "sha1", nil
 		case 64:
 			return l, "sha256", nil
 		case 128:
 			return l, "sha512", nil
 		}
+		if decl != "" {
+			return l, decl, nil
+		}
 		return l, "unknown", nil
+	}
+	if decl != "" {
+		return v, decl, nil
 	}
 	return v, "unknown", nil
 }

@@ -1,6 +1,7 @@
 package breach
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -27,6 +29,9 @@ type Options struct {
 	// Map overrides CSV header mapping: column name (case-insensitive) →
 	// field name ("" or "skip" ignores the column).
 	Map map[string]string
+	// HashType is the type of hashes whose source declares none
+	// (--hash-type; see NormalizeHashAs).
+	HashType string
 }
 
 func (o Options) enc() Encoding {
@@ -43,6 +48,9 @@ func (o Options) emit(sink Sink, r Record, source string) error {
 	}
 	if r.BreachDate == "" {
 		r.BreachDate = o.BreachDate
+	}
+	if r.HashType == "" && len(r.HashedPassword) > 0 {
+		r.HashType = o.HashType
 	}
 	r.Source = source
 	return sink.Record(r)
@@ -151,6 +159,7 @@ var fieldAliases = map[string]string{
 	"password": "password", "pass": "password", "passwd": "password", "pwd": "password", "plaintext": "password",
 	"hash": "hash", "hashed_password": "hash", "password_hash": "hash", "passwordhash": "hash", "pw_hash": "hash",
 	"hash_type": "hash_type", "hashtype": "hash_type", "algorithm": "hash_type",
+	"ntlm": "ntlm", "nt_hash": "ntlm", "nthash": "ntlm", "ntlm_hash": "ntlm", "nt": "ntlm",
 	"salt": "salt",
 	"name": "name", "full_name": "name", "fullname": "name", "display_name": "name",
 	"first_name": "first_name", "firstname": "first_name", "last_name": "last_name", "lastname": "last_name", "surname": "last_name",
@@ -164,7 +173,7 @@ var fieldAliases = map[string]string{
 }
 
 // recordFields are the field names --map accepts.
-var recordFields = []string{"email", "username", "password", "hash", "hash_type", "salt", "name", "first_name", "last_name",
+var recordFields = []string{"email", "username", "password", "hash", "hash_type", "ntlm", "salt", "name", "first_name", "last_name",
 	"phone", "address", "ip", "dob", "vin", "mac", "hostname", "domain", "url", "org_alias", "bin", "country", "cve", "skip"}
 
 // CheckMap validates --map overrides.
@@ -193,6 +202,9 @@ func set(r *Record, field, v string) {
 		r.HashedPassword = append(r.HashedPassword, v)
 	case "hash_type":
 		r.HashType = v
+	case "ntlm":
+		r.HashedPassword = append(r.HashedPassword, v)
+		r.HashType = "ntlm"
 	case "salt":
 		r.Salt = v
 	case "name":
@@ -274,7 +286,15 @@ func ParseCSV(r io.Reader, o Options, sink Sink) error {
 		}
 	}
 	if known == 0 {
-		return fmt.Errorf("%s:1: no recognisable column in the header %q (name columns email, username, password, hash…, or use --map col=field)", o.File, clip(header, 120))
+		seen := make([]string, 0, min(len(cols), 12))
+		for _, c := range cols[:min(len(cols), 12)] {
+			seen = append(seen, strconv.Quote(clip(strings.TrimSpace(c), 40)))
+		}
+		if len(cols) > 12 {
+			seen = append(seen, fmt.Sprintf("and %d more", len(cols)-12))
+		}
+		return fmt.Errorf("%s:1: no recognisable column in the header: saw %s; name the columns (email, username, password, hash, name, phone…) or map them with --map col=field (fields: %s): nothing stored",
+			o.File, strings.Join(seen, ", "), strings.Join(recordFields[:len(recordFields)-1], ", "))
 	}
 	for {
 		line, n, err := lr.next()
@@ -337,7 +357,11 @@ var dehashedFields = map[string]string{
 // ParseDeHashed reads DeHashed's record shape: a JSON array, an object
 // with an "entries" array (API v1 answers), or NDJSON. Values are strings
 // (v1) or arrays of strings (v2: each array's values are kept, the first
-// for single-valued fields). database_name names the breach.
+// for single-valued fields). database_name names the breach. A record of
+// the wrong shape is rejected with its file:line and the rest is read; a
+// document or NDJSON file that ends inside a record keeps the complete
+// records, rejects the cut one and returns an error wrapping
+// ErrIncomplete.
 func ParseDeHashed(r io.Reader, o Options, sink Sink) error {
 	lr := newLineReader(r, o.File, o.enc(), sink)
 	first, n, err := lr.next()
@@ -352,52 +376,21 @@ func ParseDeHashed(r io.Reader, o Options, sink Sink) error {
 	}
 	t := strings.TrimSpace(first)
 	if strings.HasPrefix(t, "[") || (strings.HasPrefix(t, "{") && (!json.Valid([]byte(t)) || hasEntries(t))) {
-		// A whole-document JSON: read the rest and decode it at once.
-		var b strings.Builder
-		b.WriteString(first)
-		for {
-			line, _, err := lr.next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			b.WriteByte('\n')
-			b.WriteString(line)
-		}
-		var entries []json.RawMessage
-		doc := []byte(b.String())
-		if strings.HasPrefix(t, "{") {
-			var wrap struct {
-				Entries []json.RawMessage `json:"entries"`
-			}
-			if err := json.Unmarshal(doc, &wrap); err != nil {
-				return fmt.Errorf("%s: not DeHashed JSON (truncated?): %w", o.File, err)
-			}
-			entries = wrap.Entries
-		} else if err := json.Unmarshal(doc, &entries); err != nil {
-			return fmt.Errorf("%s: not DeHashed JSON (truncated?): %w", o.File, err)
-		}
-		for i, e := range entries {
-			rec, err := dehashedRecord(e)
-			if err != nil {
-				lr.reject(i+1, "entry %d: %v", i+1, err)
-				continue
-			}
-			if err := o.emit(sink, rec, "dehashed"); err != nil {
-				return err
-			}
-		}
-		return nil
+		return dehashedDocument(lr, first, n, o, sink)
 	}
 	for line := first; ; {
 		if strings.TrimSpace(line) != "" {
 			rec, err := dehashedRecord([]byte(line))
-			if err != nil {
+			switch {
+			case err != nil && lr.partial && !json.Valid([]byte(line)):
+				lr.reject(n, "truncated record: the file ends inside it")
+				return fmt.Errorf("%s:%d: %w: the last NDJSON record is cut short (the records before it are stored)", o.File, n, ErrIncomplete)
+			case err != nil:
 				lr.reject(n, "%v", err)
-			} else if err := o.emit(sink, rec, "dehashed"); err != nil {
-				return err
+			default:
+				if err := o.emit(sink, rec, "dehashed"); err != nil {
+					return err
+				}
 			}
 		}
 		line, n, err = lr.next()
@@ -408,6 +401,145 @@ func ParseDeHashed(r io.Reader, o Options, sink Sink) error {
 			return err
 		}
 	}
+}
+
+// dehashedDocument streams a JSON array of records, or the "entries"
+// array of an API answer, record by record, so a document cut short keeps
+// the records before the cut.
+func dehashedDocument(lr *lineReader, first string, n int, o Options, sink Sink) error {
+	js := &jsonLines{lr: lr}
+	js.push(first, n, lr.partial)
+	dec := json.NewDecoder(js)
+	fail := func(err error) error {
+		line := js.lineAt(dec.InputOffset())
+		var se *json.SyntaxError
+		switch {
+		case errors.Is(err, ErrIncomplete):
+			return err // the line reader rejected the cut line
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			lr.reject(line, "truncated record: the file ends inside it")
+			return fmt.Errorf("%s:%d: %w: the JSON document is cut short (the records before line %d are stored)", o.File, line, ErrIncomplete, line)
+		case errors.As(err, &se):
+			lr.reject(line, "invalid JSON: %v", err)
+			return fmt.Errorf("%s:%d: %w: invalid JSON, the rest of the document cannot be read (the records before line %d are stored)", o.File, line, ErrIncomplete, line)
+		}
+		return fmt.Errorf("%s:%d: %w", o.File, line, err)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return fail(err)
+	}
+	if tok == json.Delim('{') {
+		found := false
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				return fail(err)
+			}
+			if key != "entries" {
+				var skip json.RawMessage
+				if err := dec.Decode(&skip); err != nil {
+					return fail(err)
+				}
+				continue
+			}
+			if tok, err := dec.Token(); err != nil {
+				return fail(err)
+			} else if tok != json.Delim('[') {
+				return fmt.Errorf("%s:%d: \"entries\" is not an array: nothing stored", o.File, js.lineAt(dec.InputOffset()))
+			}
+			found = true
+			break
+		}
+		if !found {
+			if _, err := dec.Token(); err != nil {
+				return fail(err)
+			}
+			return fmt.Errorf("%s: a JSON object without \"entries\" (want an array of records, {\"entries\": […]} or NDJSON): nothing stored", o.File)
+		}
+	}
+	for i := 1; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fail(err)
+		}
+		line := js.lineAt(dec.InputOffset() - int64(len(raw)))
+		rec, err := dehashedRecord(raw)
+		if err != nil {
+			lr.reject(line, "record %d: %v", i, err)
+			continue
+		}
+		if err := o.emit(sink, rec, "dehashed"); err != nil {
+			return err
+		}
+	}
+	// The closing bracket: its absence is a document cut between records.
+	if _, err := dec.Token(); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// jsonLines feeds a JSON decoder the lines of a line reader (decoded to
+// UTF-8, long and undecodable lines rejected on the way) and maps decoder
+// offsets back to line numbers.
+type jsonLines struct {
+	lr   *lineReader
+	buf  []byte
+	end  int64 // stream offset just past the last line pushed
+	kept []keptLine
+}
+
+type keptLine struct {
+	off  int64
+	n    int
+	text string
+}
+
+func (j *jsonLines) push(line string, n int, partial bool) {
+	// A last line without its newline stays without one, so a value cut
+	// there reads as cut (io.ErrUnexpectedEOF), not as a bad string.
+	text := line
+	if !partial {
+		text += "\n"
+	}
+	j.kept = append(j.kept, keptLine{off: j.end, n: n, text: text})
+	j.end += int64(len(text))
+	j.buf = append(j.buf[:0], text...)
+}
+
+func (j *jsonLines) Read(p []byte) (int, error) {
+	for len(j.buf) == 0 {
+		line, n, err := j.lr.next()
+		if err != nil {
+			return 0, err
+		}
+		j.push(line, n, j.lr.partial)
+	}
+	c := copy(p, j.buf)
+	j.buf = j.buf[c:]
+	return c, nil
+}
+
+// lineAt returns the number of the line holding the first byte at or
+// after off that is not blank, a comma or a colon (where the next value
+// starts), and forgets the lines before it. Offsets asked must not
+// decrease.
+func (j *jsonLines) lineAt(off int64) int {
+	for len(j.kept) > 0 {
+		k := j.kept[0]
+		if off < k.off {
+			off = k.off
+		}
+		if off < k.off+int64(len(k.text)) && strings.TrimLeft(k.text[off-k.off:], " \t\r\n,:") != "" {
+			return k.n
+		}
+		if len(j.kept) == 1 {
+			return k.n
+		}
+		j.kept = j.kept[1:]
+	}
+	return j.lr.n
 }
 
 // hasEntries reports whether a one-line JSON object is an API answer
@@ -471,8 +603,13 @@ type Machine struct {
 // keys URL/Host/HOSTNAME, USER/Login/Username, PASS/Password) below root,
 // each labelled with the machine facts of the System.txt,
 // UserInformation.txt or Information.txt beside it.
+//
+// A passwords file that is binary or cut short is rejected (its complete
+// blocks kept) and the other logs are read; the folder's error then wraps
+// ErrIncomplete.
 func ParseStealer(root string, o Options, sink Sink) error {
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	var bad []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -487,8 +624,27 @@ func ParseStealer(root string, o Options, sink Sink) error {
 		defer f.Close()
 		po := o
 		po.File = path
-		return parsePasswords(f, po, m, sink)
+		err = parsePasswords(f, po, m, sink)
+		if errors.Is(err, ErrBinary) {
+			if sink.Reject != nil {
+				sink.Reject(Reject{File: path, Line: 1, Reason: strings.TrimPrefix(err.Error(), path+": ")})
+			}
+			bad = append(bad, path)
+			return nil
+		}
+		if errors.Is(err, ErrIncomplete) {
+			bad = append(bad, path)
+			return nil
+		}
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: %w: %d passwords file(s) refused or cut short (first %s); the other logs are stored", root, ErrIncomplete, len(bad), bad[0])
+	}
+	return nil
 }
 
 func isPasswordsFile(name string) bool {
@@ -620,7 +776,11 @@ type BreachInfo struct {
 // objects. An entry without a Name, or with a BreachDate not YYYY-MM-DD,
 // is rejected.
 func ParseBreaches(r io.Reader, o Options, emit func(BreachInfo) error, reject func(Reject)) error {
-	dec := json.NewDecoder(io.LimitReader(r, 256<<20))
+	br, err := textInput(bufio.NewReaderSize(r, 64<<10), o.File)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(io.LimitReader(br, 256<<20))
 	var raw []json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
 		return fmt.Errorf("%s: not a JSON array of breaches (truncated?): %w", o.File, err)

@@ -131,19 +131,19 @@ func (n Normalizer) Clean(r *Record) error {
 			return fmt.Errorf("hostname: %w", err)
 		}
 	}
-	hashes := r.HashedPassword[:0]
+	hashes, declared := r.HashedPassword[:0], r.HashType
 	for _, h := range r.HashedPassword {
 		if strings.TrimSpace(h) == "" {
 			continue
 		}
-		c, typ, err := NormalizeHash(h)
+		c, typ, err := NormalizeHashAs(h, declared)
 		if err != nil {
 			return fmt.Errorf("hashed_password: %w", err)
 		}
 		if len(c) > MaxField {
 			return fmt.Errorf("hashed_password: longer than %d bytes", MaxField)
 		}
-		if r.HashType == "" || r.HashType == "unknown" {
+		if len(hashes) == 0 {
 			r.HashType = typ
 		}
 		hashes = append(hashes, c)
