@@ -134,7 +134,9 @@ func (m mapFlag) Set(v string) error {
 // darkwebSummary counts a dark-web ingest.
 type darkwebSummary struct {
 	Read, Added, Duplicates, Rejected, Breaches int
-	Rejects                                     []string
+	// Incomplete counts sources cut short (their complete records stored).
+	Incomplete int
+	Rejects    []string
 }
 
 func (s *darkwebSummary) reject(r string) {
@@ -212,10 +214,7 @@ func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Opti
 		if !fi.IsDir() {
 			return fmt.Errorf("%s: a stealer log is a folder", src)
 		}
-		if err := breach.ParseStealer(src, o, r.sink(ctx)); err != nil {
-			return err
-		}
-		return r.flush(ctx)
+		return r.finish(ctx, breach.ParseStealer(src, o, r.sink(ctx)))
 	}
 	f, err := os.Open(src)
 	if err != nil {
@@ -238,13 +237,25 @@ func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Opti
 	default:
 		return fmt.Errorf("unknown dark-web kind %q", kind)
 	}
-	if err != nil {
-		// Records of the batch not yet stored are dropped with the error
-		// (a truncated JSON document stores nothing).
+	return r.finish(ctx, err)
+}
+
+// finish ends a source with the parser's error: the batch is stored when
+// the parse ended cleanly or in a cut-short file (the complete records
+// before the cut), and dropped on any other error (refusals come before
+// the first record, and a failed store must not be half-retried).
+func (r *darkwebRun) finish(ctx context.Context, err error) error {
+	if err != nil && !errors.Is(err, breach.ErrIncomplete) {
 		r.batch = r.batch[:0]
 		return err
 	}
-	return r.flush(ctx)
+	if ferr := r.flush(ctx); ferr != nil {
+		return ferr
+	}
+	if err != nil {
+		r.sum.Incomplete++
+	}
+	return err
 }
 
 // ingestDarkweb runs `periscope ingest <dark-web kind> …`.
@@ -259,7 +270,8 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	fs.StringVar(&o.Breach, "breach", "", "breach (database) name the records belong to (required for combolist; default for the other kinds)")
 	fs.StringVar(&o.BreachDate, "breach-date", "", "breach date, YYYY-MM-DD")
 	fs.StringVar(&enc, "encoding", "utf-8", "input encoding: utf-8 (invalid lines rejected), latin1, windows-1252, or auto (UTF-8 where valid, else Windows-1252)")
-	fs.Var(maps, "map", "breach-csv: map a column to a field, col=field (repeatable; field skip ignores the column)")
+	fs.Var(maps, "map", "breach-csv: map a column to a field, col=field (repeatable; field skip ignores the column, field ntlm reads NTLM hashes)")
+	fs.StringVar(&o.HashType, "hash-type", "", "type of the hashes whose source names none (md5, ntlm, sha1, …; 32 hex digits are md5 unless told)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -284,6 +296,11 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	if err := breach.CheckMap(maps); err != nil {
 		return err
 	}
+	if o.HashType != "" {
+		if o.HashType = breach.CanonicalHashType(o.HashType); o.HashType == "" {
+			return fmt.Errorf("ingest %s: unknown --hash-type (one of %s)", kind, strings.Join(breach.HashTypes, ", "))
+		}
+	}
 	o.Map = maps
 	st, err := openStore(ctx, &cfg, store.PageCacheMiB(ingestCacheMiB))
 	if err != nil {
@@ -302,9 +319,19 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	}
 	defer load.Close()
 	r := &darkwebRun{dw: dw, load: load, norm: dw.Normalizer(), prog: newProgress(e.stderr)}
-	firstErr := eachSource(ctx, e.stderr, pos, func(src string) error { return r.source(ctx, kind, src, o) })
+	refused := false
+	firstErr := eachSource(ctx, e.stderr, pos, func(src string) error {
+		err := r.source(ctx, kind, src, o)
+		refused = refused || err != nil && !errors.Is(err, breach.ErrIncomplete)
+		return err
+	})
 	r.prog.done()
 	printDarkwebSummary(e.stdout, kind, len(pos), r.sum, time.Since(start))
+	if firstErr != nil && !refused {
+		// Every failed source was cut short, its complete records stored:
+		// say so with an exit status of its own (README "Ingest errors").
+		return exitError{code: exitIncomplete, err: fmt.Errorf("ingest %s: %d source(s) incomplete: %w", kind, r.sum.Incomplete, firstErr)}
+	}
 	return firstErr
 }
 
@@ -320,6 +347,9 @@ func printDarkwebSummary(w io.Writer, kind string, sources int, s darkwebSummary
 	}
 	if s.Rejected > len(s.Rejects) {
 		fmt.Fprintf(w, "  … and %d more rejected\n", s.Rejected-len(s.Rejects))
+	}
+	if s.Incomplete > 0 {
+		fmt.Fprintf(w, "  %d source(s) incomplete: their complete records are stored, the cut tail rejected\n", s.Incomplete)
 	}
 }
 
