@@ -15,7 +15,9 @@ import (
 )
 
 // bad is a file of internal/breach's malformed inputs.
-func bad(name string) string { return filepath.Join("..", "..", "internal", "breach", "testdata", "bad", name) }
+func bad(name string) string {
+	return filepath.Join("..", "..", "internal", "breach", "testdata", "bad", name)
+}
 
 // TestDarkwebIngestBadInput drives the CLI through README "Ingest errors":
 // what each bad input stores, and the exit status.

@@ -36,7 +36,7 @@ func TestHashTypeDetection(t *testing.T) {
 		{"pbkdf2_sha256$260000$salt$hash", "", "pbkdf2_sha256$260000$salt$hash", "pbkdf2"},
 		{"zz", "", "zz", "unknown"},
 		{"c2FsdGVkaGFzaA==", "whirlpool", "c2FsdGVkaGFzaA==", "unknown"}, // an unknown declaration is not kept
-		{"c2FsdGVkaGFzaA==", "sha1", "c2FsdGVkaGFzaA==", "sha1"},          // nothing contradicts it
+		{"c2FsdGVkaGFzaA==", "sha1", "c2FsdGVkaGFzaA==", "sha1"},         // nothing contradicts it
 	} {
 		h, typ, err := NormalizeHashAs(c.in, c.declared)
 		if err != nil || h != c.wantHash || typ != c.wantType {
