@@ -13,19 +13,22 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 )
 
 // Keyring holds a master key and the keys derived from it with HKDF-SHA256:
 // one AES-256-GCM key for the records, one HMAC-SHA256 key per search type
 // for the blind indexes, one for record identities and one for the key
-// check value stored beside the data.
+// check value stored beside the data. A keyring read from a key file of
+// several keys (ring.go) takes its index, identity and check keys from
+// the first, seals with the last and opens with any.
 type Keyring struct {
-	id    string
+	id    string // of the sealing key
 	aead  cipher.AEAD
 	index map[Type][]byte
 	ident []byte
 	check []byte
+	root  string  // id of the key of the blind indexes
+	ring  *keySet // every key that opens records, shared by merges
 }
 
 // KeySize is the master key's length in bytes.
@@ -56,6 +59,8 @@ func NewKeyring(master []byte) (*Keyring, error) {
 		k.index[t] = derive("index " + string(t))
 	}
 	k.id = hex.EncodeToString(derive("key id")[:8])
+	k.root = k.id
+	k.ring = &keySet{byID: map[string]*Keyring{k.id: k}, order: []string{k.id}}
 	return k, nil
 }
 
@@ -146,11 +151,11 @@ func LoadOrCreateKey(path string, create bool, created KeyFileLogger) (*Keyring,
 	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("dark-web key file %s is readable by others (mode %o): chmod 600 it", path, fi.Mode().Perm())
 	}
-	master, err := hex.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil || len(master) != KeySize {
-		return nil, fmt.Errorf("dark-web key file %s: want %d hex digits", path, 2*KeySize)
+	masters, err := parseKeyFile(b)
+	if err != nil {
+		return nil, fmt.Errorf("dark-web key file %s: %w", path, err)
 	}
-	return NewKeyring(master)
+	return NewKeyringOf(masters)
 }
 
 // WriteKeyFile writes master hex-encoded to a new file with mode 0600; an
