@@ -65,6 +65,9 @@ func openDarkweb(ctx context.Context, st *store.Store, c *darkwebConfig, create 
 	if err := dw.Unlock(ctx, k); err != nil {
 		return nil, err
 	}
+	// A rotation beside a running server adds a key to the file: records
+	// sealed with it are opened after reading the file again.
+	dw.SetKeyReload(func() (*breach.Keyring, error) { return breach.LoadOrCreateKey(path, false, nil) })
 	return dw, nil
 }
 
@@ -356,20 +359,26 @@ func printDarkwebSummary(w io.Writer, kind string, sources int, s darkwebSummary
 // cmdDarkweb runs `periscope darkweb rotate-key`.
 func cmdDarkweb(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 || args[0] != "rotate-key" {
-		return errors.New("darkweb: usage: periscope darkweb rotate-key [--darkweb-key-file FILE]")
+		return errors.New("darkweb: usage: periscope darkweb rotate-key [--resume | --reindex] [--darkweb-key-file FILE]")
 	}
 	var cfg config.Config
 	fs := newFlags(e, "darkweb rotate-key")
 	cfg.Register(fs, e.getenv)
 	dc := registerDarkwebFlags(fs, e.getenv)
+	var resume, reindex bool
+	fs.BoolVar(&resume, "resume", false, "re-seal what an interrupted or overtaken rotation left, without adding a key")
+	fs.BoolVar(&reindex, "reindex", false, "offline: re-key the blind indexes and record ids too, under a new single-key file (stop serve and ingests first)")
 	if _, err := parse(fs, args[1:]); err != nil {
 		return err
+	}
+	if resume && reindex {
+		return errors.New("darkweb rotate-key: --resume and --reindex exclude each other")
 	}
 	path := dc.KeyFile
 	if path == "" {
 		path = defaultDarkwebKeyFile
 	}
-	old, err := breach.LoadOrCreateKey(path, false, nil)
+	k, err := breach.LoadOrCreateKey(path, false, nil)
 	if err != nil {
 		return err
 	}
@@ -381,7 +390,52 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 	if _, err := st.Migrate(ctx, darkwebstore.Migrations()); err != nil {
 		return err
 	}
-	// The new key is written before anything is re-sealed, so an
+	dw := darkwebstore.New(st)
+	dw.SetRegion(dc.Region)
+	if reindex {
+		return reindexDarkweb(ctx, e, dw, path, k)
+	}
+	// The key file is checked against the data before a key is added, and
+	// the new key is in the file (synced) before any record is sealed
+	// with it.
+	if err := dw.Unlock(ctx, k); err != nil {
+		return fmt.Errorf("rotate-key: %w", err)
+	}
+	if !resume {
+		if k, err = breach.AddKeyToFile(path); err != nil {
+			return fmt.Errorf("rotate-key: %w", err)
+		}
+		fmt.Fprintf(e.stdout, "added key %s to %s: back this file up now (it holds %d keys)\n", k.ID(), path, len(k.KeyIDs()))
+		if err := dw.Unlock(ctx, k); err != nil {
+			return fmt.Errorf("rotate-key: %w", err)
+		}
+	}
+	p := newProgress(e.stderr)
+	done, left, err := dw.Reseal(ctx, func(done int) { p.update(ingestCounts{read: done, updated: done}) })
+	p.done()
+	if err != nil {
+		return fmt.Errorf("rotate-key: %w (run `periscope darkweb rotate-key --resume` to finish)", err)
+	}
+	if left > 0 {
+		return fmt.Errorf("rotate-key: re-sealed %d records, but %d are still sealed with older keys (an ingest started before the rotation?): run `periscope darkweb rotate-key --resume` once it ends", done, left)
+	}
+	fmt.Fprintf(e.stdout, "re-sealed %d records with key %s; the blind indexes keep key %s (rotate-key --reindex re-keys them, server stopped)\n", done, k.ID(), k.IndexID())
+	return nil
+}
+
+// reindexDarkweb re-keys everything offline: records are first re-sealed
+// with the key file's sealing key, then moved (new ids, blobs and blind
+// indexes) under a new single-key file.
+func reindexDarkweb(ctx context.Context, e env, dw *darkwebstore.Store, path string, old *breach.Keyring) error {
+	if len(old.KeyIDs()) > 1 {
+		if err := dw.Unlock(ctx, old); err != nil {
+			return fmt.Errorf("rotate-key --reindex: %w", err)
+		}
+		if _, left, err := dw.Reseal(ctx, nil); err != nil || left > 0 {
+			return fmt.Errorf("rotate-key --reindex: records sealed with several keys could not all be re-sealed first (%d left): %v", left, err)
+		}
+	}
+	// The new key is written before anything is re-keyed, so an
 	// interrupted rotation resumes with the same two keys.
 	newPath := path + ".new"
 	next, err := breach.LoadOrCreateKey(newPath, true, func(p string) {
@@ -390,22 +444,20 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dw := darkwebstore.New(st)
-	dw.SetRegion(dc.Region)
 	p := newProgress(e.stderr)
 	err = dw.Rotate(ctx, old, next, func(done int) { p.update(ingestCounts{read: done, updated: done}) })
 	p.done()
 	if err != nil {
-		return fmt.Errorf("rotate-key: %w (run it again to resume)", err)
+		return fmt.Errorf("rotate-key --reindex: %w (run it again to resume)", err)
 	}
-	retired := fmt.Sprintf("%s.retired-%s", path, old.ID())
+	retired := fmt.Sprintf("%s.retired-%s", path, old.IndexID())
 	if err := os.Rename(path, retired); err != nil {
 		return err
 	}
 	if err := os.Rename(newPath, path); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "rotated the dark-web key %s → %s; the old key is in %s: destroy it once your backups hold the new key\n", old.ID(), next.ID(), retired)
+	fmt.Fprintf(e.stdout, "rotated the dark-web key %s → %s; the old key file is %s: destroy it once your backups hold the new key\n", old.IndexID(), next.ID(), retired)
 	return nil
 }
 

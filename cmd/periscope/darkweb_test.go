@@ -54,8 +54,20 @@ func TestDarkwebIngestRotateAndWrongKey(t *testing.T) {
 				t.Fatalf("combolist without --breach: %v", err)
 			}
 			out, _, err = runCLI(t, "darkweb", "rotate-key", "--database", dsn, "--darkweb-key-file", key)
-			if err != nil || !strings.Contains(out, "rotated the dark-web key") {
+			if err != nil || !strings.Contains(out, "added key") || !strings.Contains(out, "re-sealed 3 records") {
 				t.Fatalf("rotate: %v\n%s", err, out)
+			}
+			out, _, err = runCLI(t, "darkweb", "rotate-key", "--resume", "--database", dsn, "--darkweb-key-file", key)
+			if err != nil || !strings.Contains(out, "re-sealed 0 records") {
+				t.Fatalf("resume: %v\n%s", err, out)
+			}
+			out, _, err = runCLI(t, "ingest", "combolist", combo, "--breach", "ExampleCombo", "--breach-date", "2024-01-02", "--database", dsn, "--darkweb-key-file", key, "--encoding", "latin1")
+			if err != nil || !strings.Contains(out, "added 0, already stored 3") {
+				t.Fatalf("re-ingest under the rotated keyring: %v\n%s", err, out)
+			}
+			out, _, err = runCLI(t, "darkweb", "rotate-key", "--reindex", "--database", dsn, "--darkweb-key-file", key)
+			if err != nil || !strings.Contains(out, "rotated the dark-web key") {
+				t.Fatalf("reindex: %v\n%s", err, out)
 			}
 			k, err := breach.LoadOrCreateKey(key, false, nil)
 			if err != nil {

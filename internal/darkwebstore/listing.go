@@ -259,10 +259,10 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 	if err := d.s.DB().QueryRowContext(ctx, `SELECT key_id FROM darkweb_keys WHERE active = 1`).Scan(&active); err != nil {
 		return fmt.Errorf("read active key: %w", err)
 	}
-	if active != old.ID() && active != next.ID() {
-		return fmt.Errorf("%w: the data is sealed with key %s, not %s", ErrWrongKey, active, old.ID())
+	if active != old.IndexID() && active != next.ID() {
+		return fmt.Errorf("%w: the data is sealed with key %s, not %s", ErrWrongKey, active, old.IndexID())
 	}
-	if active == old.ID() {
+	if active == old.IndexID() {
 		_, err := d.s.DB().ExecContext(ctx, d.s.Rebind(`INSERT INTO darkweb_keys (key_id, check_value, active, created_at) VALUES (?, ?, 0, ?)
 			ON CONFLICT (key_id) DO NOTHING`), next.ID(), next.Check(), d.s.Now().Unix())
 		if err != nil {

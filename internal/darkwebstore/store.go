@@ -42,6 +42,8 @@ type Store struct {
 	s    *store.Store
 	keys *breach.Keyring
 	norm breach.Normalizer
+	// reload reads the key file again (SetKeyReload; nil: never).
+	reload *keyReload
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
@@ -91,7 +93,7 @@ func (d *Store) Unlock(ctx context.Context, k *breach.Keyring) error {
 			return fmt.Errorf("read dark-web key check: %w", err)
 		}
 		defer rows.Close()
-		var active, pending string
+		var active, pending, missing string
 		var activeCheck []byte
 		for rows.Next() {
 			var id string
@@ -100,9 +102,14 @@ func (d *Store) Unlock(ctx context.Context, k *breach.Keyring) error {
 			if err := rows.Scan(&id, &check, &act); err != nil {
 				return err
 			}
-			if act == 1 {
+			switch act {
+			case 1:
 				active, activeCheck = id, check
-			} else {
+			case sealOnly:
+				if !k.Has(id) {
+					missing = id
+				}
+			default:
 				pending = id
 			}
 		}
@@ -121,12 +128,14 @@ func (d *Store) Unlock(ctx context.Context, k *breach.Keyring) error {
 			if n > 0 {
 				return fmt.Errorf("%w: records exist but no key check value", ErrWrongKey)
 			}
-			_, err := tx.Exec(ctx, sqlAddKey, k.ID(), k.Check(), 1, d.s.Now().Unix())
+			_, err := tx.Exec(ctx, sqlAddKey, k.IndexID(), k.Check(), 1, d.s.Now().Unix())
 			return err
-		case active != k.ID() || !bytes.Equal(activeCheck, k.Check()):
-			return fmt.Errorf("%w: the dark-web data was written with key %s but the key file holds key %s; restore the right key file (or its backup)", ErrWrongKey, active, k.ID())
+		case active != k.IndexID() || !bytes.Equal(activeCheck, k.Check()):
+			return fmt.Errorf("%w: the dark-web data was written with key %s but the key file holds key %s; restore the right key file (or its backup)", ErrWrongKey, active, k.IndexID())
+		case missing != "":
+			return fmt.Errorf("%w: records are sealed with key %s, which the key file lacks (an older copy of a rotated keyring?); restore the current key file", ErrWrongKey, missing)
 		}
-		return nil
+		return registerSealingKey(ctx, tx, k, d.s.Now().Unix())
 	})
 	if err != nil {
 		return err
@@ -671,11 +680,8 @@ func (d *Store) open(rows []row) ([]Result, error) {
 	out := make([]Result, 0, len(rows))
 	for _, r := range rows {
 		res := Result{ID: r.id, DateAdded: r.dateAdded}
-		if r.keyID != d.keys.ID() {
-			return nil, fmt.Errorf("%w: record sealed with key %s", ErrWrongKey, r.keyID)
-		}
-		if err := d.keys.Open(r.id, r.blob, &res.Record); err != nil {
-			return nil, fmt.Errorf("record %s: %w", r.id, err)
+		if err := d.openRow(r, &res.Record); err != nil {
+			return nil, err
 		}
 		res.Record.Breach, res.Record.BreachDate, res.Record.Source = r.breach, r.breachDate, r.source
 		out = append(out, res)
