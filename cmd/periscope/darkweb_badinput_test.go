@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,5 +169,50 @@ func TestDarkwebIngestHashTypeFlag(t *testing.T) {
 	got, err := dw.Search(context.Background(), darkwebstore.Query{Type: breach.HashedPassword, Value: "$NT$8846f7eaee8fb117ad06bdd830b7586c", Limit: 5})
 	if err != nil || len(got) != 1 || got[0].Record.HashType != "ntlm" {
 		t.Fatalf("search: %+v %v", got, err)
+	}
+}
+
+// TestDarkwebRotateBesideServer rotates the key with the CLI while a store
+// opened the way serve opens it keeps answering, reading the key file
+// again when it meets the new key.
+func TestDarkwebRotateBesideServer(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.DSN(t, engine)
+			dir := t.TempDir()
+			key := filepath.Join(dir, "dw.key")
+			combo := filepath.Join(dir, "combo.txt")
+			os.WriteFile(combo, []byte("alice@example.com:pw1\nbob@example.com:pw2\n"), 0o600)
+			if _, _, err := runCLI(t, "ingest", "combolist", combo, "--breach", "ExampleCombo", "--database", dsn, "--darkweb-key-file", key); err != nil {
+				t.Fatal(err)
+			}
+			st, err := store.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			dw, err := openDarkweb(ctx, st, &darkwebConfig{KeyFile: key, Region: "US"}, false, newLogger(io.Discard, "error"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			search := func() error {
+				got, err := dw.Search(ctx, darkwebstore.Query{Type: breach.Email, Value: "bob@example.com", Limit: 5, NoCache: true})
+				if err == nil && (len(got) != 1 || got[0].Record.Password != "pw2") {
+					err = fmt.Errorf("got %+v", got)
+				}
+				return err
+			}
+			if err := search(); err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := runCLI(t, "darkweb", "rotate-key", "--database", dsn, "--darkweb-key-file", key)
+			if err != nil || !strings.Contains(out, "re-sealed 2 records") {
+				t.Fatalf("rotate: %v\n%s", err, out)
+			}
+			if err := search(); err != nil {
+				t.Fatalf("serve after the rotation: %v", err)
+			}
+		})
 	}
 }
