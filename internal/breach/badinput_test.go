@@ -2,6 +2,7 @@ package breach
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,7 +98,7 @@ func TestTruncatedFiles(t *testing.T) {
 		line       int // of the rejected tail
 	}{
 		{"dehashed", "truncated.json", 2, 4},
-		{"dehashed", "truncated-entries.json", 2, 3},
+		{"dehashed", "truncated-entries.json", 2, 4}, // the end of the file
 		{"dehashed", "truncated.ndjson", 2, 3},
 		{"combolist", "truncated.txt.gz", -1, -1},
 	} {
@@ -258,5 +259,59 @@ func TestEncodingEveryLayout(t *testing.T) {
 	}
 	if err := (Normalizer{}).Clean(&recs[0]); err == nil || !strings.Contains(err.Error(), "control character") {
 		t.Fatalf("latin1 C1 controls kept: %v %q", err, recs[0].Password)
+	}
+}
+
+// TestDeHashedDocumentOnOneLine reads an API answer written on one line
+// far over MaxLine, as DeHashed's API writes them, and the same records
+// in Latin-1 under each --encoding.
+func TestDeHashedDocumentOnOneLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"balance":0,"entries":[`)
+	for i := 1; i <= 3000; i++ {
+		if i > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"%d","email":"user%d@example.com","password":"pw-%d","database_name":"ExampleDB"}`, i, i, i)
+	}
+	b.WriteString(`],"success":true,"total":3000}`)
+	if b.Len() < 4*MaxLine {
+		t.Fatalf("document of %d bytes", b.Len())
+	}
+	var recs []Record
+	var rejs []Reject
+	sink := Sink{Record: func(r Record) error { recs = append(recs, r); return nil }, Reject: func(r Reject) { rejs = append(rejs, r) }}
+	if err := ParseDeHashed(strings.NewReader(b.String()), Options{File: "v1.json"}, sink); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3000 || len(rejs) != 0 || recs[2999].Password != "pw-3000" || recs[0].Breach != "ExampleDB" {
+		t.Fatalf("%d records, rejects %v", len(recs), rejs)
+	}
+	// A cut one-line answer keeps the records before the cut.
+	recs, rejs = nil, nil
+	cut := b.String()[:b.Len()/2]
+	err := ParseDeHashed(strings.NewReader(cut), Options{File: "cut.json"}, sink)
+	if !errors.Is(err, ErrIncomplete) || len(recs) < 1000 || len(recs) >= 3000 || len(rejs) != 1 || rejs[0].Line != 1 {
+		t.Fatalf("cut: %v, %d records, rejects %v", err, len(recs), rejs)
+	}
+	latin := "[\n{\"email\":\"jos\xe9@example.com\",\"password\":\"contrase\xf1a\"},\n" + `{"email":"ascii@example.com","password":"pw"}` + "\n]\n"
+	for _, c := range []struct {
+		enc      Encoding
+		records  int
+		rejected int
+	}{{UTF8, 1, 1}, {Latin1, 2, 0}, {Windows1252, 2, 0}, {Auto, 2, 0}} {
+		recs, rejs = nil, nil
+		if err := ParseDeHashed(strings.NewReader(latin), Options{File: "l.json", Encoding: c.enc}, sink); err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != c.records || len(rejs) != c.rejected {
+			t.Fatalf("%s: %+v %v", c.enc, recs, rejs)
+		}
+		if c.rejected > 0 && (rejs[0].Line != 2 || !strings.Contains(rejs[0].Reason, "invalid UTF-8")) {
+			t.Fatalf("%s: reject %v", c.enc, rejs[0])
+		}
+		if c.rejected == 0 && (recs[0].Email != "josé@example.com" || recs[0].Password != "contraseña") {
+			t.Fatalf("%s: %+v", c.enc, recs[0])
+		}
 	}
 }

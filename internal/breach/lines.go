@@ -112,6 +112,20 @@ func newLineReader(r io.Reader, file string, enc Encoding, sink Sink) *lineReade
 	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), enc: enc, file: file, sink: sink}
 }
 
+// start checks the file's head once (textInput) before the first read.
+func (l *lineReader) start() error {
+	if l.sniffed {
+		return nil
+	}
+	l.sniffed = true
+	br, err := textInput(l.br, l.file)
+	if err != nil {
+		return err
+	}
+	l.br = br
+	return nil
+}
+
 func (l *lineReader) reject(line int, format string, args ...any) {
 	if l.sink.Reject != nil {
 		l.sink.Reject(Reject{File: l.file, Line: line, Reason: fmt.Sprintf(format, args...)})
@@ -122,13 +136,8 @@ func (l *lineReader) reject(line int, format string, args ...any) {
 // mid-file (a gzip stream cut short, say) rejects the partial line and
 // returns an error wrapping ErrIncomplete.
 func (l *lineReader) next() (string, int, error) {
-	if !l.sniffed {
-		l.sniffed = true
-		br, err := textInput(l.br, l.file)
-		if err != nil {
-			return "", 0, err
-		}
-		l.br = br
+	if err := l.start(); err != nil {
+		return "", 0, err
 	}
 	for {
 		b, err := l.br.ReadSlice('\n')
