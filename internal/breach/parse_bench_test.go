@@ -27,9 +27,13 @@ func BenchmarkParse(b *testing.B) {
 		{"csv", func(w *bytes.Buffer) error { return g.CSV(w, n, false) },
 			func(r *bytes.Reader, s breach.Sink) error { return breach.ParseCSV(r, breach.Options{File: "c"}, s) }},
 		{"dehashed-ndjson", func(w *bytes.Buffer) error { return g.DeHashed(w, n, true) },
-			func(r *bytes.Reader, s breach.Sink) error { return breach.ParseDeHashed(r, breach.Options{File: "d"}, s) }},
+			func(r *bytes.Reader, s breach.Sink) error {
+				return breach.ParseDeHashed(r, breach.Options{File: "d"}, s)
+			}},
 		{"dehashed-v1-document", func(w *bytes.Buffer) error { return g.DeHashed(w, n, false) },
-			func(r *bytes.Reader, s breach.Sink) error { return breach.ParseDeHashed(r, breach.Options{File: "d"}, s) }},
+			func(r *bytes.Reader, s breach.Sink) error {
+				return breach.ParseDeHashed(r, breach.Options{File: "d"}, s)
+			}},
 	}
 	for _, l := range layouts {
 		var raw bytes.Buffer
