@@ -2,6 +2,7 @@ package breach
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -354,6 +355,35 @@ var dehashedFields = map[string]string{
 	"url": "url", "dob": "dob", "company": "org_alias", "social": "", "cryptocurrency_address": "",
 }
 
+// jsonStrings reads a JSON value that is a string, an array of strings
+// or null (no value). The value is valid JSON already (its object was
+// decoded); a string without escapes is taken as it stands.
+func jsonStrings(raw json.RawMessage) ([]string, error) {
+	errShape := errors.New("want a string or an array of strings")
+	switch {
+	case len(raw) == 0:
+		return nil, errShape
+	case raw[0] == '"':
+		if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+			return []string{string(raw[1 : len(raw)-1])}, nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, errShape
+		}
+		return []string{s}, nil
+	case raw[0] == '[':
+		var vals []string
+		if err := json.Unmarshal(raw, &vals); err != nil {
+			return nil, errShape
+		}
+		return vals, nil
+	case string(raw) == "null":
+		return nil, nil
+	}
+	return nil, errShape
+}
+
 func dehashedRecord(b []byte) (Record, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -361,15 +391,12 @@ func dehashedRecord(b []byte) (Record, error) {
 	}
 	var rec Record
 	for k, raw := range m {
-		var vals []string
-		var s string
-		if err := json.Unmarshal(raw, &s); err == nil {
-			vals = []string{s}
-		} else if err := json.Unmarshal(raw, &vals); err != nil {
-			if string(raw) == "null" || k == "id" {
-				continue
-			}
-			return Record{}, fmt.Errorf("field %q: want a string or an array of strings", k)
+		if f, ok := dehashedFields[k]; (!ok || f == "") && k != "database_name" {
+			continue // id, and fields Periscope does not keep
+		}
+		vals, err := jsonStrings(raw)
+		if err != nil {
+			return Record{}, fmt.Errorf("field %q: %v", k, err)
 		}
 		switch k {
 		case "database_name":
