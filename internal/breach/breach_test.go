@@ -317,6 +317,8 @@ func FuzzCombolist(f *testing.F) {
 func FuzzCSVAndDeHashed(f *testing.F) {
 	f.Add("email,password\na@example.com,pw\n")
 	f.Add(`{"email":["a@example.com"],"password":"x"}` + "\n")
+	f.Add("[\n" + `{"email":"a@example.com","password":"x"},` + "\n" + `{"email":"b@exa`)
+	f.Add(`{"entries":[{"email":"a@example.com"},7,{"email":{"x":1}}]}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		check := Sink{Record: func(r Record) error {
 			if err := (Normalizer{}).Clean(&r); err == nil {
