@@ -287,6 +287,11 @@ func TestDeHashedDocumentOnOneLine(t *testing.T) {
 	if len(recs) != 3000 || len(rejs) != 0 || recs[2999].Password != "pw-3000" || recs[0].Breach != "ExampleDB" {
 		t.Fatalf("%d records, rejects %v", len(recs), rejs)
 	}
+	// A byte-order mark before the document is skipped.
+	recs, rejs = nil, nil
+	if err := ParseDeHashed(strings.NewReader("\xef\xbb\xbf"+b.String()), Options{File: "bom.json"}, sink); err != nil || len(recs) != 3000 {
+		t.Fatalf("with a BOM: %v, %d records", err, len(recs))
+	}
 	// A cut one-line answer keeps the records before the cut.
 	recs, rejs = nil, nil
 	cut := b.String()[:b.Len()/2]

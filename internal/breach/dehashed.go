@@ -99,6 +99,9 @@ const maxDocRecord = 16 << 20
 // array of an API answer, record by record, so a document cut short keeps
 // the records before the cut.
 func dehashedDocument(lr *lineReader, o Options, sink Sink) error {
+	if head, _ := lr.br.Peek(3); bytes.Equal(head, []byte("\xef\xbb\xbf")) {
+		lr.br.Discard(3) // a UTF-8 byte-order mark, which JSON does not allow
+	}
 	var src io.Reader = lr.br
 	switch o.enc() {
 	case Latin1:
