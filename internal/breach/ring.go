@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,9 +146,27 @@ const keyringHeader = `# Periscope dark-web keyring: keep it secret (mode 0600) 
 
 // AddKeyToFile appends a new random key to the key file at path (which
 // must exist), replacing the file atomically: a crash leaves the old file
-// or the new one, never a half-written one. It returns the keyring of the
-// new file, which seals with the new key.
+// or the new one, never a half-written one. FILE.tmp, created exclusively
+// before the file is read, keeps two rotations from each dropping the
+// other's key; a crash can leave it behind (it holds no key in use until
+// renamed), to be removed by hand. It returns the keyring of the new
+// file, which seals with the new key.
 func AddKeyToFile(path string) (*Keyring, error) {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("%s exists: another rotation is writing the key file (if none is, an interrupted one left it: remove it and run again)", tmp)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write dark-web key file: %w", err)
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read dark-web key file: %w", err)
@@ -166,30 +185,19 @@ func AddKeyToFile(path string) (*Keyring, error) {
 	for _, m := range masters {
 		buf.WriteString(hex.EncodeToString(m) + "\n")
 	}
-	tmp := path + ".tmp"
-	os.Remove(tmp) // a leftover of an interrupted run holds no key in use
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("write dark-web key file: %w", err)
-	}
 	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		os.Remove(tmp)
 		return nil, fmt.Errorf("write dark-web key file: %w", err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
 		return nil, fmt.Errorf("write dark-web key file: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return nil, err
+		return nil, fmt.Errorf("write dark-web key file: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
 		return nil, fmt.Errorf("replace dark-web key file: %w", err)
 	}
+	renamed = true
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		d.Sync()
 		d.Close()

@@ -31,6 +31,15 @@ func TestKeyringFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A second rotation writing at the same time is refused, not raced.
+	os.WriteFile(path+".tmp", nil, 0o600)
+	if _, err := AddKeyToFile(path); err == nil || !strings.Contains(err.Error(), "another rotation") {
+		t.Fatalf("concurrent rotation: %v", err)
+	}
+	if _, err := os.Stat(path + ".tmp"); err != nil {
+		t.Fatal("the other rotation's file was removed")
+	}
+	os.Remove(path + ".tmp")
 	b, _ := os.ReadFile(path)
 	if !strings.HasPrefix(string(b), "# Periscope dark-web keyring") || !strings.Contains(string(b), hex.EncodeToString(one)+"\n") {
 		t.Fatalf("key file:\n%s", b)
