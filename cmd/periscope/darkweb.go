@@ -427,7 +427,10 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 // with the key file's sealing key, then moved (new ids, blobs and blind
 // indexes) under a new single-key file.
 func reindexDarkweb(ctx context.Context, e env, dw *darkwebstore.Store, path string, old *breach.Keyring) error {
-	if len(old.KeyIDs()) > 1 {
+	newPath := path + ".new"
+	_, statErr := os.Stat(newPath)
+	resuming := statErr == nil // re-sealing finished before FILE.new was written
+	if len(old.KeyIDs()) > 1 && !resuming {
 		if err := dw.Unlock(ctx, old); err != nil {
 			return fmt.Errorf("rotate-key --reindex: %w", err)
 		}
@@ -437,7 +440,6 @@ func reindexDarkweb(ctx context.Context, e env, dw *darkwebstore.Store, path str
 	}
 	// The new key is written before anything is re-keyed, so an
 	// interrupted rotation resumes with the same two keys.
-	newPath := path + ".new"
 	next, err := breach.LoadOrCreateKey(newPath, true, func(p string) {
 		fmt.Fprintf(e.stdout, "new key written to %s\n", p)
 	})

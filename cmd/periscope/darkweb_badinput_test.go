@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -212,6 +213,32 @@ func TestDarkwebRotateBesideServer(t *testing.T) {
 			}
 			if err := search(); err != nil {
 				t.Fatalf("serve after the rotation: %v", err)
+			}
+			// A --reindex interrupted once it had recorded its new key
+			// (serve and Unlock now refuse: a rotation is unfinished)
+			// resumes from a keyring of two keys.
+			if err := breach.WriteKeyFile(key+".new", bytes.Repeat([]byte{7}, 32)); err != nil {
+				t.Fatal(err)
+			}
+			seven, _ := breach.NewKeyring(bytes.Repeat([]byte{7}, 32))
+			if _, err := st.DB().ExecContext(ctx, st.Rebind(`INSERT INTO darkweb_keys (key_id, check_value, active, created_at) VALUES (?, ?, 0, 0)`), seven.ID(), seven.Check()); err != nil {
+				t.Fatal(err)
+			}
+			out, _, err = runCLI(t, "darkweb", "rotate-key", "--reindex", "--database", dsn, "--darkweb-key-file", key)
+			if err != nil || !strings.Contains(out, "rotated the dark-web key") {
+				t.Fatalf("reindex: %v\n%s", err, out)
+			}
+			k, err := breach.LoadOrCreateKey(key, false, nil)
+			if err != nil || len(k.KeyIDs()) != 1 {
+				t.Fatalf("key file after reindex: %v", err)
+			}
+			fresh := darkwebstore.New(st)
+			if err := fresh.Unlock(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+			got, err := fresh.Search(ctx, darkwebstore.Query{Type: breach.Email, Value: "alice@example.com", Limit: 5})
+			if err != nil || len(got) != 1 || got[0].Record.Password != "pw1" {
+				t.Fatalf("after reindex: %+v %v", got, err)
 			}
 		})
 	}

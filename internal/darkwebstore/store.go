@@ -119,7 +119,7 @@ func (d *Store) Unlock(ctx context.Context, k *breach.Keyring) error {
 		rows.Close()
 		switch {
 		case pending != "":
-			return fmt.Errorf("%w: a key rotation to key %s is unfinished; run `periscope darkweb rotate-key` again to finish it", ErrWrongKey, pending)
+			return fmt.Errorf("%w: a key rotation to key %s is unfinished; run `periscope darkweb rotate-key --reindex` again to finish it", ErrWrongKey, pending)
 		case active == "":
 			var n int
 			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM darkweb_records`).Scan(&n); err != nil {
