@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"log/slog"
 	"os"
@@ -250,7 +251,7 @@ func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Opti
 // ingestDarkweb runs `periscope ingest <dark-web kind> …`.
 func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error {
 	var cfg config.Config
-	fs := newFlags(e, "ingest "+kind)
+	fs := cli.NewFlags(e.stderr, "ingest "+kind)
 	cfg.Register(fs, e.getenv)
 	dc := registerDarkwebFlags(fs, e.getenv)
 	var o breach.Options
@@ -260,7 +261,7 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	fs.StringVar(&o.BreachDate, "breach-date", "", "breach date, YYYY-MM-DD")
 	fs.StringVar(&enc, "encoding", "utf-8", "input encoding: utf-8 (invalid lines rejected), latin1, windows-1252, or auto (UTF-8 where valid, else Windows-1252)")
 	fs.Var(maps, "map", "breach-csv: map a column to a field, col=field (repeatable; field skip ignores the column)")
-	pos, err := parse(fs, args)
+	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -285,7 +286,7 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 		return err
 	}
 	o.Map = maps
-	st, err := openStore(ctx, &cfg, store.PageCacheMiB(ingestCacheMiB))
+	st, err := cli.OpenStore(ctx, cfg.Database, store.PageCacheMiB(ingestCacheMiB))
 	if err != nil {
 		return err
 	}
@@ -329,10 +330,10 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 		return errors.New("darkweb: usage: periscope darkweb rotate-key [--darkweb-key-file FILE]")
 	}
 	var cfg config.Config
-	fs := newFlags(e, "darkweb rotate-key")
+	fs := cli.NewFlags(e.stderr, "darkweb rotate-key")
 	cfg.Register(fs, e.getenv)
 	dc := registerDarkwebFlags(fs, e.getenv)
-	if _, err := parse(fs, args[1:]); err != nil {
+	if _, err := cli.Parse(fs, args[1:]); err != nil {
 		return err
 	}
 	path := dc.KeyFile
@@ -343,7 +344,7 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, &cfg)
+	st, err := cli.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		return err
 	}
