@@ -611,15 +611,18 @@ func errBadCPE(q string) error {
 	return periscope.Errorf(periscope.EInvalid, "query looks like a CPE but does not name a part, vendor and product (e.g. cpe:2.3:a:apache:log4j): %q.", periscope.Clip(q, 64))
 }
 
-// pgRankWindow is how many of the newest matches PostgreSQL ranks.
-const pgRankWindow = 500
+// rankWindow is how many of the newest matches a text search ranks when
+// nothing else filters: the vulnerabilities on both engines, advisories
+// and exploits on PostgreSQL (SQLite ranks all their matches).
+const rankWindow = 500
 
 // rankedSource returns the FROM clause of a ranked full-text search of
 // table as alias t, its arguments and the ORDER BY. On SQLite the FTS5
 // table is ranked first (bm25, title weighted 10:1) and, when nothing else
 // filters, cut to limit before the join, so a common word never joins
-// every match; on PostgreSQL the GIN index finds the matches and ts_rank
-// orders them (the newest pgRankWindow of them when nothing else filters).
+// every match (of the vulnerabilities, only the newest rankWindow); on
+// PostgreSQL the GIN index finds the matches and ts_rank orders them (the
+// newest rankWindow of them when nothing else filters).
 func (s *Store) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
 	return s.d.rankedSource(table, t, fq, filtered, limit)
 }
