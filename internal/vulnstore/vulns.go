@@ -331,21 +331,30 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 
 // untitledCVEs returns those of cves (CVE ids) whose text a KEV entry may
 // set: not stored yet, or stored without a title or a description. Only
-// engines whose writers keep the text index need to know (nil otherwise).
+// SQLite, whose writers keep the text index, needs to know (nil
+// otherwise).
 func (s *Store) untitledCVEs(ctx context.Context, tx *store.Tx, cves []any) ([]any, error) {
 	if !s.d.syncsTextIndex() || len(cves) == 0 {
 		return nil, nil
 	}
+	ids, err := json.Marshal(cves)
+	if err != nil {
+		return nil, err
+	}
 	settled := map[string]bool{}
-	err := store.QueryInAny(ctx, tx, `SELECT cve_id FROM vulns WHERE cve_id IN (%s) AND title <> '' AND description <> ''`, cves, func(rows *sql.Rows) error {
+	rows, err := tx.Query(ctx, `SELECT cve_id FROM vulns WHERE cve_id IN (SELECT value FROM json_each(?)) AND title <> '' AND description <> ''`, string(ids))
+	if err != nil {
+		return nil, fmt.Errorf("load titled vulnerabilities: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return err
+			return nil, err
 		}
 		settled[id] = true
-		return nil
-	})
-	if err != nil {
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load titled vulnerabilities: %w", err)
 	}
 	var out []any
@@ -676,22 +685,28 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 }
 
 // vulnTextSync keeps SQLite's vulns_search_fts (migration 19) in step with
-// vulns for the CVEs cves: remove (before the rows change) deletes their
-// entries by rowid, which the contentless table does without the old
-// text; add (after) indexes their current text, in rowid order (FTS5
-// writes its pending terms out whenever a rowid is lower than the last).
+// vulns for the CVEs cves: remove (before the rows change) takes their
+// current text out with FTS5's 'delete' command, add (after) indexes their
+// text. Each is one statement for the whole batch (the ids in one JSON
+// array), in rowid order: FTS5 writes its pending terms out as a new
+// segment at every statement, and whenever a rowid is lower than the last,
+// and each segment costs merging later.
 func (s *Store) vulnTextSync(ctx context.Context, tx *store.Tx, cves []any, remove bool) error {
-	if !s.d.syncsTextIndex() {
+	if !s.d.syncsTextIndex() || len(cves) == 0 {
 		return nil
 	}
-	for c := range slices.Chunk(cves, vulnChunk) {
-		q := `INSERT INTO vulns_search_fts (rowid, title, description) SELECT ` + vulnKey + `, title, description FROM vulns WHERE cve_id IN (` + store.Placeholders(len(c)) + `) ORDER BY 1`
-		if remove {
-			q = `DELETE FROM vulns_search_fts WHERE rowid IN (SELECT ` + vulnKey + ` FROM vulns WHERE cve_id IN (` + store.Placeholders(len(c)) + `))`
-		}
-		if _, err := tx.Exec(ctx, q, c...); err != nil {
-			return fmt.Errorf("update vulns text index: %w", err)
-		}
+	ids, err := json.Marshal(cves)
+	if err != nil {
+		return err
+	}
+	q := `INSERT INTO vulns_search_fts (rowid, title, description) SELECT ` + vulnKey + ` AS k, title, description FROM vulns
+		WHERE cve_id IN (SELECT value FROM json_each(?)) ORDER BY k`
+	if remove {
+		q = `INSERT INTO vulns_search_fts (vulns_search_fts, rowid, title, description) SELECT 'delete', ` + vulnKey + ` AS k, title, description FROM vulns
+		WHERE cve_id IN (SELECT value FROM json_each(?)) ORDER BY k`
+	}
+	if _, err := tx.Exec(ctx, q, string(ids)); err != nil {
+		return fmt.Errorf("update vulns text index: %w", err)
 	}
 	return nil
 }
