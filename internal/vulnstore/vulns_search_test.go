@@ -220,3 +220,64 @@ func TestAdvisoryFilteredTextSearchMatchesJoin(t *testing.T) {
 		}
 	})
 }
+
+// On PostgreSQL, OptimizeVulns puts vulns_search in date order after a
+// load that left it scattered (the search walks it newest first), and the
+// search answers the same.
+func TestOptimizeOrdersNarrowTableByDate(t *testing.T) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
+		if s.SyncsTextIndex() {
+			t.Skip("SQLite's vulns_search_fts is in date order by its rowids")
+		}
+		ctx := context.Background()
+		base := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+		var vs []vuln.Vulnerability
+		for i := range 3000 {
+			vs = append(vs, vuln.Vulnerability{
+				CVEID:        fmt.Sprintf("CVE-2020-%05d", 10000+i),
+				Description:  fmt.Sprintf("A heap overflow in module %d", i%53),
+				Published:    base.Add(time.Duration((i*7919)%3000) * time.Hour),
+				LastModified: base,
+			})
+		}
+		// Out of date order, in several transactions, as a load goes.
+		for c := range slices.Chunk(vs, 700) {
+			if _, err := s.UpsertVulns(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db := s.Core().DB()
+		outOfOrder := func() int {
+			var n int
+			if err := db.QueryRow(`SELECT COUNT(*) FROM (SELECT published, lag(published) OVER (ORDER BY ctid) AS prev FROM vulns_search) x
+				WHERE published < prev`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		search := func() []string {
+			hits, err := s.SearchVulns(ctx, vulnstore.VulnSearch{Query: "overflow module", Limit: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, h := range hits {
+				ids = append(ids, h.CVEID)
+			}
+			return ids
+		}
+		before := search()
+		if n := outOfOrder(); n < 100 {
+			t.Fatalf("the load left only %d rows out of date order: the test shows nothing", n)
+		}
+		if err := s.OptimizeVulns(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := outOfOrder(); n != 0 {
+			t.Errorf("after OptimizeVulns %d rows of vulns_search are out of date order", n)
+		}
+		if after := search(); len(before) != 50 || !slices.Equal(after, before) {
+			t.Errorf("search after ordering: %v, before %v", after, before)
+		}
+	})
+}
