@@ -67,6 +67,19 @@ const (
 	vulnKeyID = "2147483647"
 )
 
+// vulnMatchSince is textMatch for vulns with a second argument, the
+// vulnKeyFrom of a date: only the matches published since then are read
+// from the index (its rowids are in date order).
+func (sqliteDialect) vulnMatchSince(t string) string {
+	return "+" + t + ".id IN (SELECT rowid & " + vulnKeyID + " FROM vulns_search_fts WHERE vulns_search_fts MATCH ? AND rowid >= ?)"
+}
+
+// vulnKeyFrom is the lowest vulns_search_fts rowid of the CVEs published
+// at or after unix (seconds), clamped as vulnKey clamps.
+func vulnKeyFrom(unix int64) int64 {
+	return min(max(unix, 0), 1<<32-1) << 31
+}
+
 // rankedSource ranks the FTS5 table first (bm25, title weighted 10:1) and,
 // when nothing else filters, cuts it to limit before the join, so a common
 // word never joins every match. For the vulnerabilities, when nothing else

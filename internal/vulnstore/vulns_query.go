@@ -224,8 +224,15 @@ func (s *Store) matchClause(f VulnFilter, table, t, dateCol string, idCond func(
 		if !ok {
 			return "", nil, periscope.Errorf(periscope.EInvalid, "keywords must contain letters or digits.")
 		}
-		window += " AND " + s.textMatch(table, t)
-		wargs = append(wargs, q)
+		if sq, ok := s.d.(sqliteDialect); ok && table == "vulns" {
+			// The window bounds the FTS5 rowids too: only the matches
+			// published since the cutoff are read.
+			window += " AND " + sq.vulnMatchSince(t)
+			wargs = append(wargs, q, vulnKeyFrom(f.Cutoff))
+		} else {
+			window += " AND " + s.textMatch(table, t)
+			wargs = append(wargs, q)
+		}
 	}
 	if len(f.IDs) == 0 {
 		return window, wargs, nil

@@ -281,3 +281,58 @@ func TestOptimizeOrdersNarrowTableByDate(t *testing.T) {
 		}
 	})
 }
+
+// A feed keyword within a date window reads only the window's matches on
+// SQLite (a rowid range of vulns_search_fts): every match published at or
+// after the cutoff, and nothing before it, on both engines.
+func TestFeedKeywordWindowMatchesScan(t *testing.T) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
+		ctx := context.Background()
+		base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		words := []string{"overflow", "injection", "traversal", "bypass"}
+		var vs []vuln.Vulnerability
+		for i := range 600 {
+			vs = append(vs, vuln.Vulnerability{
+				CVEID:        fmt.Sprintf("CVE-2024-%05d", 20000+i),
+				Description:  fmt.Sprintf("A %s in component %d", words[i%len(words)], i%37),
+				Published:    base.Add(time.Duration((i*7919)%600) * time.Hour),
+				LastModified: base,
+			})
+		}
+		if _, err := s.UpsertVulns(ctx, vs); err != nil {
+			t.Fatal(err)
+		}
+		boundary := vs[5].Published.Unix() // a cutoff equal to a CVE's date
+		for _, cutoff := range []int64{-5, 0, base.Unix(), boundary, boundary + 1, base.Add(300 * time.Hour).Unix(), base.Add(10000 * time.Hour).Unix()} {
+			for _, w := range []string{"overflow", "injection", "component"} {
+				var want []string
+				for _, v := range vs {
+					if v.Published.Unix() >= cutoff && strings.Contains(v.Description, w) {
+						want = append(want, v.CVEID)
+					}
+				}
+				slices.Sort(want)
+				var got []string
+				for off := 0; ; off += 100 {
+					page, total, err := s.FeedVulns(ctx, vulnstore.VulnFilter{Cutoff: cutoff, Terms: []string{w}, Limit: 100, Offset: off})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if total != len(want) {
+						t.Errorf("cutoff %d %q: total %d, want %d", cutoff, w, total, len(want))
+					}
+					for _, v := range page {
+						got = append(got, v.CVEID)
+					}
+					if len(page) < 100 {
+						break
+					}
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("cutoff %d %q: %d CVEs, want %d", cutoff, w, len(got), len(want))
+				}
+			}
+		}
+	})
+}
