@@ -8,11 +8,13 @@ import (
 )
 
 // dialect is how the vulnerability tables' full-text search and upkeep
-// differ by engine: SQLite keeps external-content FTS5 tables (vulns_fts
-// and the like, migrations/sqlite/0002_vuln.sql) that the writers update,
-// PostgreSQL generated tsvector columns with GIN indexes, and for the
-// vulnerabilities a narrow copy (vulns_search, migration 16) kept by a
-// trigger, on which the unfiltered search ranks.
+// differ by engine: SQLite keeps FTS5 tables that the writers update
+// (external-content vuln_exploits_fts and vuln_advisories_fts, migration
+// 2; for the vulnerabilities the contentless, date-ordered
+// vulns_search_fts, migration 19), PostgreSQL generated tsvector columns
+// with GIN indexes, and for the vulnerabilities a narrow copy
+// (vulns_search, migration 16) kept by a trigger, on which the unfiltered
+// search ranks.
 type dialect interface {
 	// textWord is one word of a full-text query, a prefix when star is "*".
 	textWord(w, star string) string
