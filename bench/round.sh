@@ -11,12 +11,13 @@
 #        ROUND_SMOKE=1             tiny datasets and 1 s windows, to check the
 #                                  script itself (its figures mean nothing)
 #
-# It needs go and psql; wrk (Debian package) for the auth figure, else it
-# falls back to periscope-bench auth's in-process client and says so. It
+# It needs go and psql; wrk (Debian package, installed with apt-get when
+# missing and possible) for the auth figure, else it falls back to
+# periscope-bench auth's in-process client and says so. It
 # creates one PostgreSQL database (round_<pid>) and temporary SQLite files,
 # and removes them, the binary and (unless kept) the logs when it ends.
-# About 15 minutes on an idle 2-core machine, most of it loading 300,000 CVEs
-# into PostgreSQL.
+# 9 min 21 s on the shared 2-core machine at load 7-9 (BENCHMARKS.md), most
+# of it loading 300,000 CVEs into PostgreSQL; less on an idle one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +58,12 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 step() { echo "[$(date -u +%T)] $1 (load $(load))" >&2; }
 
 command -v psql >/dev/null || { echo "round.sh: psql is needed" >&2; exit 1; }
+# The auth target is defined with wrk; install it first, as auth-wrk.sh would
+# (outside the measured run), and fall back to the in-process client without.
+if ! command -v wrk >/dev/null && command -v apt-get >/dev/null; then
+	echo "installing wrk" >&2
+	{ apt-get update -qq && apt-get install -y -qq wrk; } >/dev/null 2>&1 || echo "could not install wrk" >&2
+fi
 start=$(date -u +%s)
 load0=$(load)
 step "build"
