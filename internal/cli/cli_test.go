@@ -26,8 +26,8 @@ func TestParseMixesFlagsAndPositionals(t *testing.T) {
 func TestRedactDSN(t *testing.T) {
 	for in, want := range map[string]string{
 		"postgres://u:secret@h:5432/db?sslmode=disable": "postgres://u:***@h:5432/db?sslmode=disable",
-		"postgres://u@h/db":                              "postgres://u@h/db",
-		"./periscope.db":                                 "./periscope.db",
+		"postgres://u@h/db":                             "postgres://u@h/db",
+		"./periscope.db":                                "./periscope.db",
 	} {
 		if got := RedactDSN(in); got != want {
 			t.Errorf("RedactDSN(%q) = %q, want %q", in, got, want)
