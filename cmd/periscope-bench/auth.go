@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"log/slog"
 	"net"
@@ -27,14 +28,14 @@ import (
 // one run: throughput and latency percentiles at N connections on loopback.
 func benchAuth(ctx context.Context, e env, args []string) error {
 	var cfg config.Config
-	fs := newFlags(e, "bench auth")
+	fs := cli.NewFlags(e.stderr, "bench auth")
 	cfg.Register(fs, e.getenv)
 	conns := fs.Int("connections", 64, "concurrent keep-alive connections")
 	dur := fs.Duration("duration", 10*time.Second, "measuring time per target")
 	warm := fs.Duration("warmup", 2*time.Second, "warm-up time per target")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the periscope run to this file")
 	listen := fs.Bool("listen", false, "serve both targets on loopback for an external load tool (wrk) until interrupted, instead of driving load")
-	if _, err := parse(fs, args); err != nil {
+	if _, err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	st, cleanup, err := openBenchStore(ctx, e, fs, &cfg)
@@ -63,7 +64,7 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 		return listenBoth(ctx, e, srv, bare, key)
 	}
 	fmt.Fprintf(e.stdout, "GET /api/v1/auth/status, %d connections, %s per target after %s warm-up, database %s (%s), GOMAXPROCS %d\n",
-		*conns, *dur, *warm, redactDSN(cfg.Database), st.Engine(), runtime.GOMAXPROCS(0))
+		*conns, *dur, *warm, cli.RedactDSN(cfg.Database), st.Engine(), runtime.GOMAXPROCS(0))
 	fmt.Fprintf(e.stdout, "%-22s %12s %10s %10s %10s %10s\n", "target", "requests/s", "p50", "p90", "p99", "errors")
 	var results []loadResult
 	for _, t := range []struct {

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"math/big"
 	"net/http"
@@ -38,13 +39,13 @@ import (
 // findings, and CT ingestion from a local RFC 6962 log (cttest) into the
 // store through the monitor.
 func benchBrand(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "bench brand")
+	fs := cli.NewFlags(e.stderr, "bench brand")
 	findings := fs.Int("findings", 100_000, "findings generated for the listing benchmark")
 	requests := fs.Int("requests", 300, "requests per listing query")
 	entries := fs.Int("ct-entries", 5000, "distinct certificates in the local CT log")
 	dsn := fs.String("database", "", "database to fill (default: a new SQLite file in a temporary directory)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
-	if _, err := parse(fs, args); err != nil {
+	if _, err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *dsn == "" {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"log/slog"
 	"net"
@@ -36,12 +37,12 @@ func writeGeneratedHosts(w io.Writer, count int, seed uint64, now int64) error {
 // benchGenHosts writes a synthetic internet as native NDJSON, for
 // `periscope ingest hosts` and `periscope-bench search`.
 func benchGenHosts(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "bench gen-hosts")
+	fs := cli.NewFlags(e.stderr, "bench gen-hosts")
 	count := fs.Int("count", 100000, "number of hosts")
 	seed := fs.Uint64("seed", 1, "random seed (the same count and seed give the same hosts)")
 	now := fs.Int64("now", 0, "reference time in epoch seconds (0: now); last_seen falls in the year before it")
 	out := fs.String("out", "", "write to this file instead of standard output")
-	if pos, err := parse(fs, args); err != nil {
+	if pos, err := cli.Parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return fmt.Errorf("bench gen-hosts: unexpected argument %q", pos[0])
@@ -137,7 +138,7 @@ func intelMix(names []string) []searchQuery {
 // database given, and prints p50/p95/p99 per category.
 func benchSearch(ctx context.Context, e env, args []string) error {
 	var cfg config.Config
-	fs := newFlags(e, "bench search")
+	fs := cli.NewFlags(e.stderr, "bench search")
 	cfg.Register(fs, e.getenv)
 	url := fs.String("url", "", "base URL of a running server (e.g. http://127.0.0.1:8080); default: serve the database in this process")
 	key := fs.String("key", "", "API key for --url (needs credits for every request and max results ≥ 100,000 to list all subdomains)")
@@ -146,7 +147,7 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 	rounds := fs.Int("rounds", 20, "times each query of the mix is sent")
 	conc := fs.Int("concurrency", 1, "concurrent clients")
 	only := fs.String("only", "", "run only the queries whose category starts with this (e.g. intel)")
-	if pos, err := parse(fs, args); err != nil {
+	if pos, err := cli.Parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return fmt.Errorf("bench search: unexpected argument %q", pos[0])
@@ -163,7 +164,7 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 	}
 	base := strings.TrimRight(*url, "/")
 	if base == "" {
-		st, err := openStore(ctx, &cfg)
+		st, err := cli.OpenStore(ctx, cfg.Database)
 		if err != nil {
 			return err
 		}
@@ -183,7 +184,7 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 		go srv.Serve(ln)
 		defer srv.Close()
 		base = "http://" + ln.Addr().String()
-		fmt.Fprintf(e.stdout, "database %s (%s), API served in this process\n", redactDSN(cfg.Database), st.Engine())
+		fmt.Fprintf(e.stdout, "database %s (%s), API served in this process\n", cli.RedactDSN(cfg.Database), st.Engine())
 	} else if *key == "" {
 		return fmt.Errorf("bench search: --url needs --key")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/config"
-	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -77,63 +77,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("unknown benchmark %q (have: %s)", args[0], strings.Join(names, ", "))
 	}
 	err := fn(ctx, e, args[1:])
-	if errors.Is(err, errHelp) {
+	if errors.Is(err, cli.ErrHelp) {
 		return nil
 	}
 	return err
-}
-
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(e env, name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	return fs
-}
-
-// parse parses args, turning flag errors into one line. Flags may come
-// before or after positional arguments; the positional ones are returned.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp
-			}
-			return nil, fmt.Errorf("%s: %w", fs.Name(), err)
-		}
-		if fs.NArg() == 0 {
-			return positional, nil
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
-var errHelp = errors.New("help shown")
-
-// openStore opens and migrates the configured database.
-func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
-	s, err := store.Open(ctx, cfg.Database)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.Migrate(ctx, schema.Sets()...); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("migrate %s: %w", redactDSN(cfg.Database), err)
-	}
-	return s, nil
-}
-
-// redactDSN hides a password in a postgres URL for messages.
-func redactDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.LastIndex(dsn, "@"); at > i {
-			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {
-				return dsn[:i+3+colon+1] + "***" + dsn[at:]
-			}
-		}
-	}
-	return dsn
 }
 
 // openBenchStore opens the database of a benchmark: --database (or
@@ -150,7 +97,7 @@ func openBenchStore(ctx context.Context, e env, fs *flag.FlagSet, cfg *config.Co
 		}
 		cfg.Database = filepath.Join(dir, "bench.db")
 	}
-	st, err := openStore(ctx, cfg)
+	st, err := cli.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		if dir != "" {
 			os.RemoveAll(dir)

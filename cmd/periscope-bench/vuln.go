@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -36,7 +37,7 @@ import (
 // latency through HTTP against the full API stack.
 func benchVuln(ctx context.Context, e env, args []string) error {
 	var cfg config.Config
-	fs := newFlags(e, "bench vuln")
+	fs := cli.NewFlags(e.stderr, "bench vuln")
 	cfg.Register(fs, e.getenv)
 	nVulns := fs.Int("vulns", 300000, "CVE records to generate")
 	nAdv := fs.Int("advisories", 100000, "OSV advisories to generate")
@@ -49,7 +50,7 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the ingest (of the queries with --skip-ingest) to this file")
 	batch := fs.Int("batch", 0, "records per ingest transaction (0: the ingest default)")
 	only := fs.String("only", "", "run only the query kinds whose name contains this")
-	if _, err := parse(fs, args); err != nil {
+	if _, err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	st, cleanup, err := openBenchStore(ctx, e, fs, &cfg)
@@ -62,7 +63,7 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "bench vuln: database %s (%s), GOMAXPROCS %d, %d CPUs\n", redactDSN(cfg.Database), st.Engine(), runtime.GOMAXPROCS(0), runtime.NumCPU())
+	fmt.Fprintf(e.stdout, "bench vuln: database %s (%s), GOMAXPROCS %d, %d CPUs\n", cli.RedactDSN(cfg.Database), st.Engine(), runtime.GOMAXPROCS(0), runtime.NumCPU())
 	if !*skipIngest {
 		if *cpuprofile != "" {
 			f, err := os.Create(*cpuprofile)

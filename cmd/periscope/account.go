@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"text/tabwriter"
 
 	"github.com/periscope-oss/periscope/internal/config"
@@ -92,7 +93,7 @@ func cmdAccount(ctx context.Context, e env, args []string) error {
 	}
 	sub, args := args[0], args[1:]
 	var cfg config.Config
-	fs := newFlags(e, "account "+sub)
+	fs := cli.NewFlags(e.stderr, "account "+sub)
 	fs.Usage = func() { fmt.Fprint(e.stderr, accountUsage) }
 	cfg.Register(fs, e.getenv)
 	var af accountFlags
@@ -114,11 +115,11 @@ func cmdAccount(ctx context.Context, e env, args []string) error {
 		fmt.Fprint(e.stderr, accountUsage)
 		return fmt.Errorf("account: unknown subcommand %q", sub)
 	}
-	pos, err := parse(fs, args)
+	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, &cfg)
+	st, err := cli.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"log/slog"
 	"os"
@@ -264,7 +265,7 @@ func (r *darkwebRun) finish(ctx context.Context, err error) error {
 // ingestDarkweb runs `periscope ingest <dark-web kind> …`.
 func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error {
 	var cfg config.Config
-	fs := newFlags(e, "ingest "+kind)
+	fs := cli.NewFlags(e.stderr, "ingest "+kind)
 	cfg.Register(fs, e.getenv)
 	dc := registerDarkwebFlags(fs, e.getenv)
 	var o breach.Options
@@ -275,7 +276,7 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	fs.StringVar(&enc, "encoding", "utf-8", "input encoding: utf-8 (invalid lines rejected), latin1, windows-1252, or auto (UTF-8 where valid, else Windows-1252)")
 	fs.Var(maps, "map", "breach-csv: map a column to a field, col=field (repeatable; field skip ignores the column, field ntlm reads NTLM hashes)")
 	fs.StringVar(&o.HashType, "hash-type", "", "type of the hashes whose source names none (md5, ntlm, sha1, …; 32 hex digits are md5 unless told)")
-	pos, err := parse(fs, args)
+	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -305,7 +306,7 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 		}
 	}
 	o.Map = maps
-	st, err := openStore(ctx, &cfg, store.PageCacheMiB(ingestCacheMiB))
+	st, err := cli.OpenStore(ctx, cfg.Database, store.PageCacheMiB(ingestCacheMiB))
 	if err != nil {
 		return err
 	}
@@ -362,13 +363,13 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 		return errors.New("darkweb: usage: periscope darkweb rotate-key [--resume | --reindex] [--darkweb-key-file FILE]")
 	}
 	var cfg config.Config
-	fs := newFlags(e, "darkweb rotate-key")
+	fs := cli.NewFlags(e.stderr, "darkweb rotate-key")
 	cfg.Register(fs, e.getenv)
 	dc := registerDarkwebFlags(fs, e.getenv)
 	var resume, reindex bool
 	fs.BoolVar(&resume, "resume", false, "re-seal what an interrupted or overtaken rotation left, without adding a key")
 	fs.BoolVar(&reindex, "reindex", false, "offline: re-key the blind indexes and record ids too, under a new single-key file (stop serve and ingests first)")
-	if _, err := parse(fs, args[1:]); err != nil {
+	if _, err := cli.Parse(fs, args[1:]); err != nil {
 		return err
 	}
 	if resume && reindex {
@@ -382,7 +383,7 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, &cfg)
+	st, err := cli.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		return err
 	}

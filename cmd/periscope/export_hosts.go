@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"os"
 
@@ -21,11 +22,11 @@ func cmdExport(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("export: usage: periscope export hosts [--domain example.com] [--out file]")
 	}
 	var cfg config.Config
-	fs := newFlags(e, "export hosts")
+	fs := cli.NewFlags(e.stderr, "export hosts")
 	cfg.Register(fs, e.getenv)
 	domain := fs.String("domain", "", "export only this domain and the hosts below it")
 	out := fs.String("out", "", "write to this file instead of standard output")
-	if pos, err := parse(fs, args[1:]); err != nil {
+	if pos, err := cli.Parse(fs, args[1:]); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return fmt.Errorf("export hosts: unexpected argument %q", pos[0])
@@ -37,7 +38,7 @@ func cmdExport(ctx context.Context, e env, args []string) error {
 		}
 		*domain = d
 	}
-	st, err := openStore(ctx, &cfg)
+	st, err := cli.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		return err
 	}

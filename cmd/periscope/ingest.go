@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"os"
 	"runtime/pprof"
 	"sort"
@@ -57,18 +58,18 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 		return ingestDarkweb(ctx, e, kind, args)
 	}
 	var cfg config.Config
-	fs := newFlags(e, "ingest "+kind)
+	fs := cli.NewFlags(e.stderr, "ingest "+kind)
 	cfg.Register(fs, e.getenv)
 	registerHostIngestFlags(kind, fs, &cfg, e.getenv)
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the ingest to this file (for benchmarks)")
-	pos, err := parse(fs, args)
+	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
 		return errors.New("ingest: give at least one file, directory or URL")
 	}
-	st, err := openStore(ctx, &cfg, store.PageCacheMiB(ingestCacheMiB))
+	st, err := cli.OpenStore(ctx, cfg.Database, store.PageCacheMiB(ingestCacheMiB))
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"text/tabwriter"
 
 	"github.com/periscope-oss/periscope/internal/config"
@@ -25,7 +26,7 @@ func cmdKey(ctx context.Context, e env, args []string) error {
 	}
 	sub, args := args[0], args[1:]
 	var cfg config.Config
-	fs := newFlags(e, "key "+sub)
+	fs := cli.NewFlags(e.stderr, "key "+sub)
 	fs.Usage = func() { fmt.Fprint(e.stderr, keyUsage) }
 	cfg.Register(fs, e.getenv)
 	var account, email, name string
@@ -41,11 +42,11 @@ func cmdKey(ctx context.Context, e env, args []string) error {
 		fmt.Fprint(e.stderr, keyUsage)
 		return fmt.Errorf("key: unknown subcommand %q", sub)
 	}
-	pos, err := parse(fs, args)
+	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, &cfg)
+	st, err := cli.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"text/tabwriter"
 
 	"github.com/periscope-oss/periscope/internal/activescan"
@@ -30,7 +31,7 @@ func cmdOrg(ctx context.Context, e env, args []string) error {
 	}
 	sub, args := args[0], args[1:]
 	var cfg config.Config
-	fs := newFlags(e, "org "+sub)
+	fs := cli.NewFlags(e.stderr, "org "+sub)
 	fs.Usage = func() { fmt.Fprint(e.stderr, orgUsage) }
 	cfg.Register(fs, e.getenv)
 	want := map[string]int{"verify-domain": 2, "authorize-range": 2, "assets": 1}[sub]
@@ -38,7 +39,7 @@ func cmdOrg(ctx context.Context, e env, args []string) error {
 		fmt.Fprint(e.stderr, orgUsage)
 		return fmt.Errorf("org: unknown subcommand %q", sub)
 	}
-	pos, err := parse(fs, args)
+	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func cmdOrg(ctx context.Context, e env, args []string) error {
 		fmt.Fprint(e.stderr, orgUsage)
 		return fmt.Errorf("org %s: give %d arguments", sub, want)
 	}
-	st, err := openStore(ctx, &cfg)
+	st, err := cli.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"os"
 
 	"github.com/periscope-oss/periscope/internal/typo"
@@ -14,10 +15,10 @@ import (
 // ("fuzzer,domain", the columns of dnstwist's CSV output), so analysts can
 // use the engine on its own.
 func cmdPermute(_ context.Context, e env, args []string) error {
-	fs := newFlags(e, "permute")
+	fs := cli.NewFlags(e.stderr, "permute")
 	dict := fs.String("dictionary", "", "word list for the dictionary fuzzer (one word a line)")
 	tlds := fs.String("tld", "", "suffix list for the tld-swap fuzzer (one suffix a line)")
-	pos, err := parse(fs, args)
+	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}

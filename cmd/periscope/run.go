@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"log/slog"
 	"strings"
@@ -88,59 +88,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return fmt.Errorf("unknown command %q", cmd)
 }
 
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(e env, name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	return fs
-}
-
-// parse parses args, turning flag errors into one line. Flags may come
-// before or after positional arguments; the positional ones are returned.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp
-			}
-			return nil, fmt.Errorf("%s: %w", fs.Name(), err)
-		}
-		if fs.NArg() == 0 {
-			return positional, nil
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
-var errHelp = errors.New("help shown")
-
-// openStore opens and migrates the configured database.
-func openStore(ctx context.Context, cfg *config.Config, opts ...store.Option) (*store.Store, error) {
-	s, err := store.Open(ctx, cfg.Database, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.Migrate(ctx, schema.Sets()...); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("migrate %s: %w", redactDSN(cfg.Database), err)
-	}
-	return s, nil
-}
-
-// redactDSN hides a password in a postgres URL for messages.
-func redactDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.LastIndex(dsn, "@"); at > i {
-			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {
-				return dsn[:i+3+colon+1] + "***" + dsn[at:]
-			}
-		}
-	}
-	return dsn
-}
-
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	l.UnmarshalText([]byte(level))
@@ -149,9 +96,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 
 func cmdMigrate(ctx context.Context, e env, args []string) error {
 	var cfg config.Config
-	fs := newFlags(e, "migrate")
+	fs := cli.NewFlags(e.stderr, "migrate")
 	cfg.Register(fs, e.getenv)
-	if _, err := parse(fs, args); err != nil {
+	if _, err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	s, err := store.Open(ctx, cfg.Database)

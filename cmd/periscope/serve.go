@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"log/slog"
 	"net"
@@ -59,7 +60,7 @@ type services struct {
 
 func cmdServe(ctx context.Context, e env, args []string) error {
 	var cfg config.Config
-	fs := newFlags(e, "serve")
+	fs := cli.NewFlags(e.stderr, "serve")
 	cfg.Register(fs, e.getenv)
 	if err := cfg.RegisterServe(fs, e.getenv); err != nil {
 		return err
@@ -80,7 +81,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if pos, err := parse(fs, args); err != nil {
+	if pos, err := cli.Parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return fmt.Errorf("serve: unexpected argument %q", pos[0])
@@ -92,7 +93,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	log := newLogger(e.stderr, cfg.LogLevel)
-	st, err := openStore(ctx, &cfg)
+	st, err := cli.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), redactDSN(cfg.Database), st.Engine())
+	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), cli.RedactDSN(cfg.Database), st.Engine())
 
 	wctx, stopWorkers := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -161,14 +162,14 @@ func ingestWhois(ctx context.Context, e env, st *store.Store, cfg *config.Config
 // cmdWhois is `periscope whois DOMAIN`: the API's lookup, printed.
 func cmdWhois(ctx context.Context, e env, args []string) error {
 	var cfg config.Config
-	fs := newFlags(e, "whois")
+	fs := cli.NewFlags(e.stderr, "whois")
 	cfg.Register(fs, e.getenv)
 	if err := cfg.RegisterOutbound(fs, e.getenv); err != nil {
 		return err
 	}
 	asJSON := fs.Bool("json", false, "print the API's JSON answer")
 	noCache := fs.Bool("no-cache", false, "ask upstream even when a fresh answer is stored")
-	pos, err := parse(fs, args)
+	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func cmdWhois(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("whois: %w", err)
 	}
-	st, err := openStore(ctx, &cfg)
+	st, err := cli.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		return err
 	}

@@ -58,13 +58,11 @@ func checkScore(t *testing.T, vector string, want float64) {
 	}
 }
 
-// TestSharedNVDFiles walks the whole shared NVD data set (every record, not
-// only distinct vectors) when it is present on this machine.
+// TestSharedNVDFiles checks every record (not only distinct vectors) of the
+// real NVD files in the repository: the API 2.0 responses of
+// ../vuln/testdata/nvd and the first 100 records of each NVD 1.1 feed file
+// in testdata/nvd (testdata/README.md).
 func TestSharedNVDFiles(t *testing.T) {
-	const dir = "../../../shared/data/nvd"
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared data not present: %v", err)
-	}
 	type cvssData struct {
 		VectorString string  `json:"vectorString"`
 		BaseScore    float64 `json:"baseScore"`
@@ -89,42 +87,47 @@ func TestSharedNVDFiles(t *testing.T) {
 		} `json:"CVE_Items"`
 	}
 	n := 0
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		doc.Vulnerabilities, doc.Items = nil, nil
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return err
-		}
-		for _, v := range doc.Vulnerabilities {
-			for _, ms := range v.CVE.Metrics {
-				for _, m := range ms {
-					if m.CVSSData != nil {
-						checkScore(t, m.CVSSData.VectorString, m.CVSSData.BaseScore)
-						n++
+	for _, dir := range []string{"../vuln/testdata/nvd", "testdata/nvd"} {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			doc.Vulnerabilities, doc.Items = nil, nil
+			if err := json.Unmarshal(b, &doc); err != nil {
+				return err
+			}
+			for _, v := range doc.Vulnerabilities {
+				for _, ms := range v.CVE.Metrics {
+					for _, m := range ms {
+						if m.CVSSData != nil {
+							checkScore(t, m.CVSSData.VectorString, m.CVSSData.BaseScore)
+							n++
+						}
 					}
 				}
 			}
-		}
-		for _, it := range doc.Items {
-			if it.Impact.V3 != nil {
-				checkScore(t, it.Impact.V3.CVSS.VectorString, it.Impact.V3.CVSS.BaseScore)
-				n++
+			for _, it := range doc.Items {
+				if it.Impact.V3 != nil {
+					checkScore(t, it.Impact.V3.CVSS.VectorString, it.Impact.V3.CVSS.BaseScore)
+					n++
+				}
+				if it.Impact.V2 != nil {
+					checkScore(t, it.Impact.V2.CVSS.VectorString, it.Impact.V2.CVSS.BaseScore)
+					n++
+				}
 			}
-			if it.Impact.V2 != nil {
-				checkScore(t, it.Impact.V2.CVSS.VectorString, it.Impact.V2.CVSS.BaseScore)
-				n++
-			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	}
+	if n < 300 {
+		t.Errorf("checked only %d NVD vector/score pairs", n)
 	}
 	t.Logf("checked %d NVD vector/score pairs", n)
 }

@@ -461,19 +461,21 @@ func TestExploitDB(t *testing.T) {
 	}
 }
 
-// TestSharedExploitDB runs the parser over the real (GPL, so not copied)
-// Exploit-DB indexes when they are present on this machine.
+// TestSharedExploitDB runs the parser over real Exploit-DB indexes, in both
+// of their layouts: the first 2,000 rows of the legacy files.csv and the
+// whole shellcode index (GPL-2.0, kept apart from the embedded samples in
+// testdata/exploitdb-gpl with the licence; testdata/README.md).
 func TestSharedExploitDB(t *testing.T) {
 	for _, tt := range []struct {
 		path string
 		rows int
 	}{
-		{"../../../shared/data/exploitdb/files_legacy_2014-05-27.csv", 30192},
-		{"../../../shared/data/exploitdb/files_shellcodes_2023-09-09.csv", 1061},
+		{"testdata/exploitdb-gpl/files_legacy_2014-05-27_first2000.csv", 2000},
+		{"testdata/exploitdb-gpl/files_shellcodes_2023-09-09.csv", 1061},
 	} {
 		f, err := os.Open(tt.path)
 		if err != nil {
-			t.Skipf("shared data not present: %v", err)
+			t.Fatal(err)
 		}
 		res, err := ReadExploitDB(f, tt.path, func(Exploit) error { return nil })
 		f.Close()

@@ -8,11 +8,13 @@ import (
 )
 
 // dialect is how the vulnerability tables' full-text search and upkeep
-// differ by engine: SQLite keeps external-content FTS5 tables (vulns_fts
-// and the like, migrations/sqlite/0002_vuln.sql) that the writers update,
-// PostgreSQL generated tsvector columns with GIN indexes, and for the
-// vulnerabilities a narrow copy (vulns_search, migration 16) kept by a
-// trigger, on which the unfiltered search ranks.
+// differ by engine: SQLite keeps FTS5 tables that the writers update
+// (external-content vuln_exploits_fts and vuln_advisories_fts, migration
+// 2; for the vulnerabilities the contentless, date-ordered
+// vulns_search_fts, migration 19), PostgreSQL generated tsvector columns
+// with GIN indexes, and for the vulnerabilities a narrow copy
+// (vulns_search, migration 16) kept by a trigger, on which the unfiltered
+// search ranks.
 type dialect interface {
 	// textWord is one word of a full-text query, a prefix when star is "*".
 	textWord(w, star string) string
@@ -52,13 +54,51 @@ func (sqliteDialect) textAny(parts []string) string  { return strings.Join(parts
 // matches (every match of a common word looked up in the table): it walks
 // the date window and probes the match set instead.
 func (sqliteDialect) textMatch(table, t string) string {
+	if table == "vulns" {
+		return "+" + t + ".id IN (SELECT rowid & " + vulnKeyID + " FROM vulns_search_fts WHERE vulns_search_fts MATCH ?)"
+	}
 	return "+" + t + ".id IN (SELECT rowid FROM " + table + "_fts WHERE " + table + "_fts MATCH ?)"
+}
+
+// vulnKey is the rowid of a CVE in vulns_search_fts (migration 19),
+// computed from a row of vulns: its publication date (clamped to
+// 0..2^32-1) above its id, so rowid order is (published, id) order.
+// rowid & vulnKeyID is the id again.
+const (
+	vulnKey   = "((MIN(MAX(published, 0), 4294967295) << 31) | id)"
+	vulnKeyID = "2147483647"
+)
+
+// vulnMatchSince is textMatch for vulns with a second argument, the
+// vulnKeyFrom of a date: only the matches published since then are read
+// from the index (its rowids are in date order).
+func (sqliteDialect) vulnMatchSince(t string) string {
+	return "+" + t + ".id IN (SELECT rowid & " + vulnKeyID + " FROM vulns_search_fts WHERE vulns_search_fts MATCH ? AND rowid >= ?)"
+}
+
+// vulnKeyFrom is the lowest vulns_search_fts rowid of the CVEs published
+// at or after unix (seconds), clamped as vulnKey clamps.
+func vulnKeyFrom(unix int64) int64 {
+	return min(max(unix, 0), 1<<32-1) << 31
 }
 
 // rankedSource ranks the FTS5 table first (bm25, title weighted 10:1) and,
 // when nothing else filters, cuts it to limit before the join, so a common
-// word never joins every match.
+// word never joins every match. For the vulnerabilities, when nothing else
+// filters, only the newest rankWindow matches are ranked, as on
+// PostgreSQL: vulns_search_fts's rowids are in date order, so FTS5 walks
+// the matches from the newest end and stops there (bm25 of every match of
+// a common word was most of the search's time).
 func (sqliteDialect) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
+	if table == "vulns" {
+		inner := "SELECT rowid & " + vulnKeyID + " AS rid, bm25(vulns_search_fts, " + bm25Weights(table) + ") AS score FROM vulns_search_fts WHERE vulns_search_fts MATCH ?"
+		args := []any{fq}
+		if !filtered {
+			inner = "SELECT w.rid, w.score FROM (" + inner + " ORDER BY rowid DESC LIMIT " + strconv.Itoa(rankWindow) + ") w ORDER BY w.score, w.rid DESC LIMIT ?"
+			args = append(args, limit)
+		}
+		return "(" + inner + ") f JOIN vulns " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
+	}
 	inner := "SELECT rowid AS rid, bm25(" + table + "_fts, " + bm25Weights(table) + ") AS score FROM " + table + "_fts WHERE " + table + "_fts MATCH ?"
 	args := []any{fq}
 	if !filtered {
@@ -101,7 +141,7 @@ func (pgDialect) textMatch(_, t string) string {
 }
 
 // rankedSource lets the GIN index find the matches and ts_rank order them
-// (the newest pgRankWindow of them when nothing else filters).
+// (the newest rankWindow of them when nothing else filters).
 func (pgDialect) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
 	order := "ts_rank(" + t + ".tsv, fq) DESC, " + t + ".id DESC"
 	if filtered {
@@ -112,19 +152,19 @@ func (pgDialect) rankedSource(table, t, fq string, filtered bool, limit int) (st
 		// vulns_search (migration 16): a common word's matches in vulns
 		// are one heap page each. vulns is read for the final page alone.
 		src := "(SELECT n.id, ts_rank(n.tsv, fq) AS score FROM (SELECT id, tsv FROM vulns_search WHERE tsv @@ to_tsquery('english', ?)" +
-			" ORDER BY published DESC, id DESC LIMIT " + strconv.Itoa(pgRankWindow) + ") n CROSS JOIN to_tsquery('english', ?) fq" +
+			" ORDER BY published DESC, id DESC LIMIT " + strconv.Itoa(rankWindow) + ") n CROSS JOIN to_tsquery('english', ?) fq" +
 			" ORDER BY score DESC, n.id DESC LIMIT ?) r JOIN vulns " + t + " ON " + t + ".id = r.id"
 		return src, []any{fq, fq, limit}, "r.score DESC, " + t + ".id DESC"
 	}
 	// ts_rank reads every match's tsvector from the heap: a common
 	// word would rank tens of thousands of rows. Rank the newest
-	// pgRankWindow matches instead, which the date index yields.
+	// rankWindow matches instead, which the date index yields.
 	date := "published"
 	if table == "vuln_exploits" {
 		date = "date_added"
 	}
 	src := "(SELECT * FROM " + table + " WHERE tsv @@ to_tsquery('english', ?) ORDER BY " + date + " DESC, id DESC LIMIT " +
-		strconv.Itoa(pgRankWindow) + ") " + t + " CROSS JOIN to_tsquery('english', ?) fq"
+		strconv.Itoa(rankWindow) + ") " + t + " CROSS JOIN to_tsquery('english', ?) fq"
 	return src, []any{fq, fq}, order
 }
 

@@ -191,7 +191,7 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 			touched = append(touched, v.CVEID)
 			changes = append(changes, change{v, doc})
 		}
-		if err := s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", updated, true); err != nil {
+		if err := s.vulnTextSync(ctx, tx, updated, true); err != nil {
 			return err
 		}
 		for _, c := range changes {
@@ -231,7 +231,7 @@ func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnS
 				}
 			}
 		}
-		return s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, false)
+		return s.vulnTextSync(ctx, tx, touched, false)
 	})
 	if err != nil {
 		return VulnStats{}, err
@@ -279,8 +279,14 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 				touched = append(touched, e.CVEID)
 			}
 		}
-		// The catalog may title and describe the CVE's record.
-		if err := s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, true); err != nil {
+		// The catalog may title and describe the CVE's record: only where
+		// the record has no title or no description yet, so the others'
+		// text index entries stay as they are.
+		reindex, err := s.untitledCVEs(ctx, tx, touched)
+		if err != nil {
+			return err
+		}
+		if err := s.vulnTextSync(ctx, tx, reindex, true); err != nil {
 			return err
 		}
 		putKEV, err := tx.Prepared(ctx, `INSERT INTO vuln_kev (cve_id, date_added, due_date, required_action, name, doc) VALUES (?, ?, ?, ?, ?, ?)
@@ -315,12 +321,49 @@ func (s *Store) UpsertKEV(ctx context.Context, es []vuln.KEVEntry) (VulnStats, e
 				return fmt.Errorf("flag %s as known exploited: %w", e.CVEID, err)
 			}
 		}
-		return s.ftsSync(ctx, tx, "vulns", "title, description", "cve_id", touched, false)
+		return s.vulnTextSync(ctx, tx, reindex, false)
 	})
 	if err != nil {
 		return VulnStats{}, err
 	}
 	return st, nil
+}
+
+// untitledCVEs returns those of cves (CVE ids) whose text a KEV entry may
+// set: not stored yet, or stored without a title or a description. Only
+// SQLite, whose writers keep the text index, needs to know (nil
+// otherwise).
+func (s *Store) untitledCVEs(ctx context.Context, tx *store.Tx, cves []any) ([]any, error) {
+	if !s.d.syncsTextIndex() || len(cves) == 0 {
+		return nil, nil
+	}
+	ids, err := json.Marshal(cves)
+	if err != nil {
+		return nil, err
+	}
+	settled := map[string]bool{}
+	rows, err := tx.Query(ctx, `SELECT cve_id FROM vulns WHERE cve_id IN (SELECT value FROM json_each(?)) AND title <> '' AND description <> ''`, string(ids))
+	if err != nil {
+		return nil, fmt.Errorf("load titled vulnerabilities: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		settled[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load titled vulnerabilities: %w", err)
+	}
+	var out []any
+	for _, c := range cves {
+		if !settled[c.(string)] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // UpsertEPSS stores a batch of EPSS scores; a score dated before the
@@ -639,6 +682,33 @@ func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnS
 		return VulnStats{}, err
 	}
 	return st, nil
+}
+
+// vulnTextSync keeps SQLite's vulns_search_fts (migration 19) in step with
+// vulns for the CVEs cves: remove (before the rows change) takes their
+// current text out with FTS5's 'delete' command, add (after) indexes their
+// text. Each is one statement for the whole batch (the ids in one JSON
+// array), in rowid order: FTS5 writes its pending terms out as a new
+// segment at every statement, and whenever a rowid is lower than the last,
+// and each segment costs merging later.
+func (s *Store) vulnTextSync(ctx context.Context, tx *store.Tx, cves []any, remove bool) error {
+	if !s.d.syncsTextIndex() || len(cves) == 0 {
+		return nil
+	}
+	ids, err := json.Marshal(cves)
+	if err != nil {
+		return err
+	}
+	q := `INSERT INTO vulns_search_fts (rowid, title, description) SELECT ` + vulnKey + ` AS k, title, description FROM vulns
+		WHERE cve_id IN (SELECT value FROM json_each(?)) ORDER BY k`
+	if remove {
+		q = `INSERT INTO vulns_search_fts (vulns_search_fts, rowid, title, description) SELECT 'delete', ` + vulnKey + ` AS k, title, description FROM vulns
+		WHERE cve_id IN (SELECT value FROM json_each(?)) ORDER BY k`
+	}
+	if _, err := tx.Exec(ctx, q, string(ids)); err != nil {
+		return fmt.Errorf("update vulns text index: %w", err)
+	}
+	return nil
 }
 
 // ftsSync keeps a SQLite external-content FTS5 index in step with its

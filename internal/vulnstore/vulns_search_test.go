@@ -18,14 +18,20 @@ import (
 const pgRefSearch = `SELECT v.cve_id FROM (SELECT * FROM vulns WHERE tsv @@ to_tsquery('english', $1) ORDER BY published DESC, id DESC LIMIT 500) v
 	CROSS JOIN to_tsquery('english', $1) fq WHERE v.tsv @@ fq ORDER BY ts_rank(v.tsv, fq) DESC, v.id DESC LIMIT $2`
 
-// On PostgreSQL the ranked text search reads the narrow vulns_search
-// table: it must answer what the search over vulns answered, with more
-// matches than the ranked window and after updates of text and dates.
+// sqliteRefSearch is the same on SQLite over an index of vulns built for
+// the test (ref_fts, external content): the newest 500 matches by
+// (published, id) ranked by bm25, title weighted 10:1.
+const sqliteRefSearch = `SELECT v.cve_id FROM (SELECT id FROM vulns WHERE id IN (SELECT rowid FROM ref_fts WHERE ref_fts MATCH ?1)
+		ORDER BY published DESC, id DESC LIMIT 500) w
+	JOIN (SELECT rowid AS id, bm25(ref_fts, 10.0, 1.0) AS score FROM ref_fts WHERE ref_fts MATCH ?1) r ON r.id = w.id
+	JOIN vulns v ON v.id = w.id ORDER BY r.score, v.id DESC LIMIT ?2`
+
+// The ranked text search reads a narrow table (PostgreSQL vulns_search,
+// SQLite vulns_search_fts in date order): it must answer what the search
+// over vulns answers, with more matches than the ranked window and after
+// updates of text and dates.
 func TestNarrowTextSearchMatchesWideRows(t *testing.T) {
 	each(t, func(t *testing.T, s *vulnstore.Store) {
-		if s.SyncsTextIndex() {
-			t.Skip("SQLite ranks its FTS5 table")
-		}
 		ctx := context.Background()
 		base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 		words := []string{"overflow", "injection", "traversal", "bypass"}
@@ -54,13 +60,27 @@ func TestNarrowTextSearchMatchesWideRows(t *testing.T) {
 			if _, err := s.UpsertVulns(ctx, mk(round)); err != nil {
 				t.Fatal(err)
 			}
-			var diff int
-			if err := db.QueryRow(`SELECT COUNT(*) FROM vulns v FULL JOIN vulns_search n ON n.id = v.id
+			ref, fqOf := pgRefSearch, queryOf
+			if s.SyncsTextIndex() {
+				checkVulnIndex(t, s)
+				ref, fqOf = sqliteRefSearch, sqliteQueryOf
+				for _, q := range []string{
+					`CREATE VIRTUAL TABLE ref_fts USING fts5(title, description, content='vulns', content_rowid='id', tokenize='porter unicode61')`,
+					`INSERT INTO ref_fts (ref_fts) VALUES ('rebuild')`,
+				} {
+					if _, err := db.Exec(q); err != nil {
+						t.Fatal(err)
+					}
+				}
+			} else {
+				var diff int
+				if err := db.QueryRow(`SELECT COUNT(*) FROM vulns v FULL JOIN vulns_search n ON n.id = v.id
 				WHERE v.id IS NULL OR n.id IS NULL OR n.published <> v.published OR n.tsv <> v.tsv`).Scan(&diff); err != nil {
-				t.Fatal(err)
-			}
-			if diff != 0 {
-				t.Fatalf("round %d: %d rows of vulns_search differ from vulns", round, diff)
+					t.Fatal(err)
+				}
+				if diff != 0 {
+					t.Fatalf("round %d: %d rows of vulns_search differ from vulns", round, diff)
+				}
 			}
 			for _, q := range []string{"overflow", "injection", "remote overflow", "parser", "zanzibar", "component"} {
 				for _, limit := range []int{1, 20, 100} {
@@ -72,8 +92,7 @@ func TestNarrowTextSearchMatchesWideRows(t *testing.T) {
 					for _, h := range hits {
 						got = append(got, h.CVEID)
 					}
-					fq := queryOf(q)
-					rows, err := db.Query(pgRefSearch, fq, limit)
+					rows, err := db.Query(ref, fqOf(q), limit)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -97,8 +116,21 @@ func TestNarrowTextSearchMatchesWideRows(t *testing.T) {
 					}
 				}
 			}
+			if s.SyncsTextIndex() {
+				if _, err := db.Exec(`DROP TABLE ref_fts`); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	})
+}
+
+// sqliteQueryOf is queryOf in FTS5's syntax.
+func sqliteQueryOf(q string) string {
+	if q == "remote overflow" {
+		return `("remote" "overflow"*)`
+	}
+	return `("` + q + `"*)`
 }
 
 // queryOf is the tsquery the store builds for plain words: whole words,
@@ -185,6 +217,122 @@ func TestAdvisoryFilteredTextSearchMatchesJoin(t *testing.T) {
 		}
 		if nonEmpty < 10 {
 			t.Errorf("only %d searches found anything: the comparison shows little", nonEmpty)
+		}
+	})
+}
+
+// On PostgreSQL, OptimizeVulns puts vulns_search in date order after a
+// load that left it scattered (the search walks it newest first), and the
+// search answers the same.
+func TestOptimizeOrdersNarrowTableByDate(t *testing.T) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
+		if s.SyncsTextIndex() {
+			t.Skip("SQLite's vulns_search_fts is in date order by its rowids")
+		}
+		ctx := context.Background()
+		base := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+		var vs []vuln.Vulnerability
+		for i := range 3000 {
+			vs = append(vs, vuln.Vulnerability{
+				CVEID:        fmt.Sprintf("CVE-2020-%05d", 10000+i),
+				Description:  fmt.Sprintf("A heap overflow in module %d", i%53),
+				Published:    base.Add(time.Duration((i*7919)%3000) * time.Hour),
+				LastModified: base,
+			})
+		}
+		// Out of date order, in several transactions, as a load goes.
+		for c := range slices.Chunk(vs, 700) {
+			if _, err := s.UpsertVulns(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db := s.Core().DB()
+		outOfOrder := func() int {
+			var n int
+			if err := db.QueryRow(`SELECT COUNT(*) FROM (SELECT published, lag(published) OVER (ORDER BY ctid) AS prev FROM vulns_search) x
+				WHERE published < prev`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		search := func() []string {
+			hits, err := s.SearchVulns(ctx, vulnstore.VulnSearch{Query: "overflow module", Limit: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, h := range hits {
+				ids = append(ids, h.CVEID)
+			}
+			return ids
+		}
+		before := search()
+		if n := outOfOrder(); n < 100 {
+			t.Fatalf("the load left only %d rows out of date order: the test shows nothing", n)
+		}
+		if err := s.OptimizeVulns(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := outOfOrder(); n != 0 {
+			t.Errorf("after OptimizeVulns %d rows of vulns_search are out of date order", n)
+		}
+		if after := search(); len(before) != 50 || !slices.Equal(after, before) {
+			t.Errorf("search after ordering: %v, before %v", after, before)
+		}
+	})
+}
+
+// A feed keyword within a date window reads only the window's matches on
+// SQLite (a rowid range of vulns_search_fts): every match published at or
+// after the cutoff, and nothing before it, on both engines.
+func TestFeedKeywordWindowMatchesScan(t *testing.T) {
+	each(t, func(t *testing.T, s *vulnstore.Store) {
+		ctx := context.Background()
+		base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		words := []string{"overflow", "injection", "traversal", "bypass"}
+		var vs []vuln.Vulnerability
+		for i := range 600 {
+			vs = append(vs, vuln.Vulnerability{
+				CVEID:        fmt.Sprintf("CVE-2024-%05d", 20000+i),
+				Description:  fmt.Sprintf("A %s in component %d", words[i%len(words)], i%37),
+				Published:    base.Add(time.Duration((i*7919)%600) * time.Hour),
+				LastModified: base,
+			})
+		}
+		if _, err := s.UpsertVulns(ctx, vs); err != nil {
+			t.Fatal(err)
+		}
+		boundary := vs[5].Published.Unix() // a cutoff equal to a CVE's date
+		for _, cutoff := range []int64{-5, 0, base.Unix(), boundary, boundary + 1, base.Add(300 * time.Hour).Unix(), base.Add(10000 * time.Hour).Unix()} {
+			for _, w := range []string{"overflow", "injection", "component"} {
+				var want []string
+				for _, v := range vs {
+					if v.Published.Unix() >= cutoff && strings.Contains(v.Description, w) {
+						want = append(want, v.CVEID)
+					}
+				}
+				slices.Sort(want)
+				var got []string
+				for off := 0; ; off += 100 {
+					page, total, err := s.FeedVulns(ctx, vulnstore.VulnFilter{Cutoff: cutoff, Terms: []string{w}, Limit: 100, Offset: off})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if total != len(want) {
+						t.Errorf("cutoff %d %q: total %d, want %d", cutoff, w, total, len(want))
+					}
+					for _, v := range page {
+						got = append(got, v.CVEID)
+					}
+					if len(page) < 100 {
+						break
+					}
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("cutoff %d %q: %d CVEs, want %d", cutoff, w, len(got), len(want))
+				}
+			}
 		}
 	})
 }

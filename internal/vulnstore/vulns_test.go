@@ -50,17 +50,82 @@ func findVuln(t *testing.T, s *vulnstore.Store, id string) vuln.Vulnerability {
 	return vs[0]
 }
 
-// checkFTS runs FTS5's integrity check, which compares each index with
-// its content table (SQLite; PostgreSQL's tsvectors are generated).
+// checkFTS runs FTS5's integrity check, which compares each external-
+// content index with its table, and compares the contentless
+// vulns_search_fts with vulns (SQLite; PostgreSQL's tsvectors are
+// generated).
 func checkFTS(t *testing.T, s *vulnstore.Store) {
 	t.Helper()
 	if !s.SyncsTextIndex() {
 		return
 	}
-	for _, tbl := range []string{"vulns", "vuln_exploits", "vuln_advisories"} {
+	for _, tbl := range []string{"vulns_search", "vuln_exploits", "vuln_advisories"} {
 		if _, err := s.Core().DB().Exec(`INSERT INTO ` + tbl + `_fts (` + tbl + `_fts) VALUES ('integrity-check')`); err != nil {
 			t.Errorf("%s text index: %v", tbl, err)
 		}
+	}
+	checkVulnIndex(t, s)
+}
+
+// checkVulnIndex compares vulns_search_fts with a reference index built
+// from vulns now (external content, rebuilt): for every term of either,
+// the same CVEs must match, under rowids that encode their current
+// publication date and id.
+func checkVulnIndex(t *testing.T, s *vulnstore.Store) {
+	t.Helper()
+	db := s.Core().DB()
+	for _, q := range []string{
+		`CREATE VIRTUAL TABLE ref_fts USING fts5(title, description, content='vulns', content_rowid='id', tokenize='porter unicode61')`,
+		`INSERT INTO ref_fts (ref_fts) VALUES ('rebuild')`,
+		`CREATE VIRTUAL TABLE temp.ref_terms USING fts5vocab(main, ref_fts, row)`,
+		`CREATE VIRTUAL TABLE temp.new_terms USING fts5vocab(main, vulns_search_fts, row)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	defer db.Exec(`DROP TABLE temp.ref_terms; DROP TABLE temp.new_terms; DROP TABLE ref_fts`)
+	rows, err := db.Query(`SELECT term FROM temp.ref_terms UNION SELECT term FROM temp.new_terms`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var terms []string
+	for rows.Next() {
+		var term string
+		if err := rows.Scan(&term); err != nil {
+			t.Fatal(err)
+		}
+		terms = append(terms, term)
+	}
+	rows.Close()
+	keys := func(q, term string) []int64 {
+		rows, err := db.Query(q, `"`+strings.ReplaceAll(term, `"`, `""`)+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var ks []int64
+		for rows.Next() {
+			var k int64
+			if err := rows.Scan(&k); err != nil {
+				t.Fatal(err)
+			}
+			ks = append(ks, k)
+		}
+		return ks
+	}
+	matched := 0
+	for _, term := range terms {
+		want := keys(`SELECT ((MIN(MAX(published, 0), 4294967295) << 31) | id) AS k FROM vulns WHERE id IN (SELECT rowid FROM ref_fts WHERE ref_fts MATCH ?) ORDER BY k`, term)
+		got := keys(`SELECT rowid FROM vulns_search_fts WHERE vulns_search_fts MATCH ? ORDER BY rowid`, term)
+		if !slices.Equal(got, want) {
+			t.Errorf("term %q: vulns_search_fts rowids %v, vulns %v", term, got, want)
+			return
+		}
+		matched += len(want)
+	}
+	if len(terms) > 0 && matched == 0 {
+		t.Errorf("%d terms and no match: the comparison shows nothing", len(terms))
 	}
 }
 

@@ -1,0 +1,74 @@
+// Package cli is the command-line plumbing that cmd/periscope and
+// cmd/periscope-bench share: flag sets that report errors instead of
+// exiting, flags mixed with positional arguments, opening and migrating
+// the configured database, and hiding a password in a database URL.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/schema"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// ErrHelp is returned by Parse when -h or --help was given (the flag set
+// has printed its usage): commands return it and main exits quietly.
+var ErrHelp = errors.New("help shown")
+
+// NewFlags returns a flag set named name that writes its usage and errors
+// to stderr and reports errors instead of exiting.
+func NewFlags(stderr io.Writer, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// Parse parses args, turning flag errors into one line. Flags may come
+// before or after positional arguments; the positional ones are returned.
+func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, ErrHelp
+			}
+			return nil, fmt.Errorf("%s: %w", fs.Name(), err)
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// OpenStore opens the database dsn (a SQLite path or a postgres:// URL)
+// and migrates every capability's tables.
+func OpenStore(ctx context.Context, dsn string, opts ...store.Option) (*store.Store, error) {
+	s, err := store.Open(ctx, dsn, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Migrate(ctx, schema.Sets()...); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("migrate %s: %w", RedactDSN(dsn), err)
+	}
+	return s, nil
+}
+
+// RedactDSN hides a password in a postgres URL for messages.
+func RedactDSN(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if at := strings.LastIndex(dsn, "@"); at > i {
+			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {
+				return dsn[:i+3+colon+1] + "***" + dsn[at:]
+			}
+		}
+	}
+	return dsn
+}

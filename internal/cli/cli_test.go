@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestParseMixesFlagsAndPositionals(t *testing.T) {
+	fs := NewFlags(io.Discard, "t")
+	n := fs.Int("n", 0, "")
+	pos, err := Parse(fs, []string{"a", "-n", "3", "b"})
+	if err != nil || *n != 3 || !slices.Equal(pos, []string{"a", "b"}) {
+		t.Fatalf("Parse = %q, %v (n %d), want [a b], nil, 3", pos, err, *n)
+	}
+	if _, err := Parse(NewFlags(io.Discard, "t"), []string{"-h"}); !errors.Is(err, ErrHelp) {
+		t.Fatalf("-h: %v, want ErrHelp", err)
+	}
+	if _, err := Parse(NewFlags(io.Discard, "t"), []string{"-nope"}); err == nil || errors.Is(err, ErrHelp) {
+		t.Fatalf("unknown flag: %v, want an error", err)
+	}
+}
+
+func TestRedactDSN(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:secret@h:5432/db?sslmode=disable": "postgres://u:***@h:5432/db?sslmode=disable",
+		"postgres://u@h/db":                             "postgres://u@h/db",
+		"./periscope.db":                                "./periscope.db",
+	} {
+		if got := RedactDSN(in); got != want {
+			t.Errorf("RedactDSN(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestOpenStoreMigrates(t *testing.T) {
+	st, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var n int
+	if err := st.QueryRow(t.Context(), `SELECT COUNT(*) FROM vulns`).Scan(&n); err != nil {
+		t.Fatalf("vulns after OpenStore: %v", err)
+	}
+}
