@@ -69,7 +69,7 @@ func setupAlerts(svc *services) error {
 	w := &alerts.Worker{DB: svc.store, Alerts: as, Log: svc.log, Delivered: disp.Wake, Baseline: svc.alerts.Baseline,
 		Feeds: []alerts.Feed{
 			alerts.BrandFeed(brandItems(bs)),
-			alerts.ExpiryFeed(svc.store.Now, expiringCerts(bs, svc.store.Now), domainExpiries(svc, ws)),
+			alerts.ExpiryFeed(svc.store.Now, expiringCerts(svc, bs, svc.store.Now), domainExpiries(svc, ws)),
 		}}
 	svc.ledger.OnCommit(w.Wake)
 	svc.deps.Alerts = &alerts.Service{Store: as, DB: svc.store, Delivered: disp.Wake}
@@ -94,18 +94,30 @@ func brandItems(bs *brandstore.Store) func(ctx context.Context, after int64, lim
 }
 
 // expiringCerts lists the organizations' certificates expiring within 31
-// days (or expired within the last day) for the expiry feed.
-func expiringCerts(bs *brandstore.Store, now func() time.Time) func(ctx context.Context) ([]alerts.CertItem, error) {
+// days (or expired within the last day) for the expiry feed. A
+// certificate is linked to an organization under the name it was found
+// by (org_certificates.domain, e.g. www.example.com); its alert names the
+// organization's domain asset that covers that name, with the certificate
+// name as evidence.
+func expiringCerts(svc *services, bs *brandstore.Store, now func() time.Time) func(ctx context.Context) ([]alerts.CertItem, error) {
 	return func(ctx context.Context) ([]alerts.CertItem, error) {
 		t := now()
 		cs, err := bs.ExpiringCertificates(ctx, t.Add(-24*time.Hour).Unix(), t.Add(31*24*time.Hour).Unix())
+		if err != nil || len(cs) == 0 {
+			return nil, err
+		}
+		assets, err := svc.store.AllAssets(ctx, periscope.AssetDomain)
 		if err != nil {
 			return nil, err
 		}
 		out := make([]alerts.CertItem, len(cs))
 		for i, c := range cs {
-			out[i] = alerts.CertItem{Asset: periscope.Asset{OrganizationID: c.OrganizationID, AccountID: c.AccountID, Kind: periscope.AssetDomain, Value: c.Domain},
-				Host: c.SubjectCN, Domain: c.Domain, SHA256: c.SHA256, Subject: c.SubjectCN, NotAfter: time.Unix(c.NotAfter, 0).UTC()}
+			a, ok := alerts.CoveringAsset(assets, c.OrganizationID, c.Domain)
+			if !ok { // the asset was removed since: name the certificate's own domain
+				a = periscope.Asset{OrganizationID: c.OrganizationID, AccountID: c.AccountID, Kind: periscope.AssetDomain, Value: c.Domain}
+			}
+			out[i] = alerts.CertItem{Asset: a, Host: c.Domain, Domain: a.Value, SHA256: c.SHA256, Subject: c.SubjectCN,
+				NotAfter: time.Unix(c.NotAfter, 0).UTC()}
 		}
 		return out, nil
 	}

@@ -352,3 +352,24 @@ func TestFeeds(t *testing.T) {
 		})
 	}
 }
+
+func TestCertExpiringNamesTheAsset(t *testing.T) {
+	assets := []periscope.Asset{{OrganizationID: "org", Value: "example.com"}, {OrganizationID: "org", Value: "shop.example.com"},
+		{OrganizationID: "other", Value: "www.shop.example.com"}}
+	a, ok := alerts.CoveringAsset(assets, "org", "*.www.Shop.example.com.")
+	if !ok || a.Value != "shop.example.com" {
+		t.Fatalf("covering asset %v %v, want shop.example.com", a, ok)
+	}
+	if _, ok := alerts.CoveringAsset(assets, "org", "example.org"); ok {
+		t.Error("an unrelated name has a covering asset")
+	}
+	if _, ok := alerts.CoveringAsset(assets, "org", "badexample.com"); ok {
+		t.Error("a suffix that is not a parent domain covers")
+	}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	al, ok := alerts.CertExpiring(a, "www.shop.example.com", a.Value, "ab12", "www.shop.example.com", now.Add(3*24*time.Hour), now)
+	if !ok || al.Domain != "shop.example.com" || al.Host != "www.shop.example.com" ||
+		!strings.Contains(al.Title, "shop.example.com (www.shop.example.com)") || !strings.Contains(string(al.Evidence), `"certificate_name":"www.shop.example.com"`) {
+		t.Errorf("alert %+v", al)
+	}
+}
