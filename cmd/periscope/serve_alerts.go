@@ -5,6 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/alerts"
@@ -31,6 +34,11 @@ type alertsConfig struct {
 	// Baseline is how long after an asset's first data its changes stay
 	// silent (the first scans of a newly added domain are not news).
 	Baseline time.Duration
+	// SecretsKeyFile holds the key webhook signing secrets are sealed
+	// with; "" = the default beside the SQLite database (or, on
+	// PostgreSQL, in the user's configuration directory), created on
+	// first use.
+	SecretsKeyFile string
 }
 
 func registerAlertFlags(fs *flag.FlagSet, getenv config.Getenv) (*alertsConfig, error) {
@@ -44,7 +52,52 @@ func registerAlertFlags(fs *flag.FlagSet, getenv config.Getenv) (*alertsConfig, 
 	}
 	fs.DurationVar(&c.Baseline, "alert-baseline", c.Baseline,
 		"how long after an asset's first data its changes are a silent baseline, not alerts (env PERISCOPE_ALERT_BASELINE)")
+	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", getenv("PERISCOPE_SECRETS_KEY_FILE"),
+		"file holding the key webhook secrets are sealed with (created with mode 0600 on first use; default beside the SQLite database, or periscope/secrets.key in the user's configuration directory on PostgreSQL; back it up, every instance needs the same one) (env PERISCOPE_SECRETS_KEY_FILE)")
 	return c, nil
+}
+
+// secretsKeyPath is the webhook secrets key file serve uses.
+func secretsKeyPath(c *alertsConfig, database string) (string, error) {
+	if c.SecretsKeyFile != "" {
+		return c.SecretsKeyFile, nil
+	}
+	if !strings.Contains(database, "://") {
+		return filepath.Join(filepath.Dir(database), "periscope-secrets.key"), nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no --secrets-key-file and no configuration directory: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "periscope"), 0o700); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "periscope", "secrets.key"), nil
+}
+
+// unlockWebhookSecrets loads (creating on first use) the secrets key and
+// unlocks the webhook secrets with it: refused when they were sealed with
+// another key; endpoints stored in clear by an older release are sealed.
+func unlockWebhookSecrets(ctx context.Context, svc *services, as *alertstore.Store) error {
+	path, err := secretsKeyPath(svc.alerts, svc.cfg.Database)
+	if err != nil {
+		return fmt.Errorf("webhook secrets: %w", err)
+	}
+	k, err := alertstore.LoadOrCreateSecretsKey(path, true, func(p string) {
+		abs, _ := filepath.Abs(p)
+		svc.log.Warn("created a new webhook secrets key: back it up, webhook endpoints cannot sign without it", "path", abs)
+	})
+	if err != nil {
+		return fmt.Errorf("webhook secrets: %w", err)
+	}
+	n, err := as.UnlockSecrets(ctx, k)
+	if err != nil {
+		return fmt.Errorf("webhook secrets (%s): %w", path, err)
+	}
+	if n > 0 {
+		svc.log.Info("sealed webhook secrets stored in clear by an older release", "endpoints", n, "key_id", k.ID())
+	}
+	return nil
 }
 
 // setupAlerts adds the alert rules and the webhook dispatcher to serve,
@@ -53,11 +106,14 @@ func registerAlertFlags(fs *flag.FlagSet, getenv config.Getenv) (*alertsConfig, 
 // expiring certificates and domains into alerts; the dispatcher delivers
 // the outbox. A host write that committed ledger rows wakes the rules, and
 // an alert that enqueued deliveries wakes the dispatcher.
-func setupAlerts(svc *services) error {
+func setupAlerts(ctx context.Context, svc *services) error {
 	if svc.alerts.Baseline < time.Second {
 		return fmt.Errorf("--alert-baseline: want at least 1s, got %s", svc.alerts.Baseline)
 	}
 	as := alertstore.New(svc.store)
+	if err := unlockWebhookSecrets(ctx, svc, as); err != nil {
+		return err
+	}
 	disp := &alerts.Dispatcher{
 		Alerts:  as,
 		Client:  egress.New(egress.Options{AllowPrivate: svc.cfg.Outbound.AllowPrivateTargets, Ports: WebhookPorts}).HTTPClient(webhookTimeout),

@@ -173,7 +173,7 @@ func TestDispatcherRetriesThenDisables(t *testing.T) {
 			db := storetest.Open(t, engine, alertstore.Migrations())
 			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 			db.Now = func() time.Time { return now }
-			st := alertstore.New(db)
+			st := unlocked(t, db)
 			acct := periscope.Account{Company: "acme"}
 			db.CreateAccount(ctx, &acct, &periscope.User{Email: "a@example.com"})
 			org := periscope.Organization{AccountID: acct.ID, Name: "acme"}
@@ -246,7 +246,7 @@ func TestWorkerRunsOnceAndResumes(t *testing.T) {
 			db := storetest.Open(t, engine, alertstore.Migrations())
 			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 			db.Now = func() time.Time { return now }
-			st := alertstore.New(db)
+			st := unlocked(t, db)
 			acct := periscope.Account{Company: "acme"}
 			db.CreateAccount(ctx, &acct, &periscope.User{Email: "a@example.com"})
 			org := periscope.Organization{AccountID: acct.ID, Name: "acme"}
@@ -298,7 +298,7 @@ func TestFeeds(t *testing.T) {
 			db := storetest.Open(t, engine, alertstore.Migrations())
 			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 			db.Now = func() time.Time { return now }
-			st := alertstore.New(db)
+			st := unlocked(t, db)
 			acct := periscope.Account{Company: "acme"}
 			db.CreateAccount(ctx, &acct, &periscope.User{Email: "a@example.com"})
 			org := periscope.Organization{AccountID: acct.ID, Name: "acme"}
@@ -372,4 +372,19 @@ func TestCertExpiringNamesTheAsset(t *testing.T) {
 		!strings.Contains(al.Title, "shop.example.com (www.shop.example.com)") || !strings.Contains(string(al.Evidence), `"certificate_name":"www.shop.example.com"`) {
 		t.Errorf("alert %+v", al)
 	}
+}
+
+// unlocked returns the alerts store on db with webhook secrets sealed
+// under a fixed test key.
+func unlocked(t testing.TB, db *store.Store) *alertstore.Store {
+	t.Helper()
+	k, err := alertstore.NewSecretsKey([]byte("periscope-test-secrets-key-32byt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := alertstore.New(db)
+	if _, err := st.UnlockSecrets(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
