@@ -14,6 +14,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/egress"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
@@ -127,6 +128,10 @@ func setupAlerts(ctx context.Context, svc *services) error {
 			alerts.BrandFeed(brandItems(bs)),
 			alerts.ExpiryFeed(svc.store.Now, expiringCerts(svc, bs, svc.store.Now), domainExpiries(svc, ws)),
 		}}
+	if svc.dw != nil {
+		w.Feeds = append(w.Feeds, alerts.CredentialFeed(as, svc.store.AllAssets, darkwebCredentials(svc.dw), svc.store.Now,
+			svc.alerts.Baseline, credentialSettle))
+	}
 	svc.ledger.OnCommit(w.Wake)
 	svc.deps.Alerts = &alerts.Service{Store: as, DB: svc.store, Delivered: disp.Wake}
 	svc.workers = append(svc.workers, worker{name: "alert-rules", run: w.Run}, worker{name: "webhook-dispatcher", run: disp.Run})
@@ -200,6 +205,30 @@ func domainExpiries(svc *services, ws *whoisstore.Store) func(ctx context.Contex
 				continue
 			}
 			out = append(out, alerts.DomainItem{Asset: a, Domain: a.Value, Registrar: r.Registrar, Expiry: r.ExpiresAt})
+		}
+		return out, nil
+	}
+}
+
+// credentialSettle is how old an ingested dark-web record must be before
+// the credential rule reads it: a loader batch still committing is not
+// skipped.
+const credentialSettle = 30 * time.Second
+
+// darkwebCredentials reads credential records for the credential rule
+// through darkwebstore's enterprise listing (Credentials: records with a
+// password or hash under an email domain and its subdomains, by ingest
+// date). Only the email and the breach metadata leave this function.
+func darkwebCredentials(dw *darkwebstore.Store) alerts.CredentialList {
+	return func(ctx context.Context, domains []string, from, to int64, limit, offset int) ([]alerts.CredentialItem, error) {
+		rs, _, err := dw.Credentials(ctx, darkwebstore.ListQuery{Domains: domains, From: from, To: to, Limit: limit, Offset: offset})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]alerts.CredentialItem, len(rs))
+		for i, r := range rs {
+			out[i] = alerts.CredentialItem{ID: r.ID, Email: r.Record.Email, Breach: r.Record.Breach, BreachDate: r.Record.BreachDate,
+				Source: r.Record.Source, DateAdded: r.DateAdded}
 		}
 		return out, nil
 	}

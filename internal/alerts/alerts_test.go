@@ -388,3 +388,37 @@ func unlocked(t testing.TB, db *store.Store) *alertstore.Store {
 	}
 	return st
 }
+
+func TestCompromisedCredentialsMasksAndAccumulates(t *testing.T) {
+	for in, want := range map[string]string{"jane.doe@example.com": "j***e@example.com", "ab@example.com": "a***@example.com",
+		"x@example.com": "x***@example.com", "nope": "***"} {
+		if got := alerts.MaskEmail(in); got != want {
+			t.Errorf("MaskEmail(%q) = %q, want %q", in, got, want)
+		}
+	}
+	a := periscope.Asset{OrganizationID: "org", AccountID: "acct", Value: "example.com"}
+	if _, ok := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv", nil, nil, 1); ok {
+		t.Error("no email alerts")
+	}
+	al, ok := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv",
+		[]string{"jane.doe@example.com", "JANE.DOE@example.com", "bob@dev.example.com"}, nil, 1)
+	if !ok || al.Type != alerts.TypeCompromisedCredential || al.Severity != "high" {
+		t.Fatalf("alert %+v", al)
+	}
+	for _, clear := range []string{"jane.doe", "bob@"} {
+		if strings.Contains(al.Message+al.Title+string(al.Evidence), clear) {
+			t.Errorf("the alert shows %q in clear: %s %s", clear, al.Message, al.Evidence)
+		}
+	}
+	if !strings.Contains(al.Title, "2 accounts") || !strings.Contains(al.Message, "j***e@example.com") || !strings.Contains(al.Message, "LinkedIn") {
+		t.Errorf("title %q message %q", al.Title, al.Message)
+	}
+	again, _ := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv", []string{"carol@example.com"}, &al, 2)
+	if again.Fingerprint != al.Fingerprint || !strings.Contains(again.Title, "3 accounts") || !strings.Contains(string(again.Evidence), `"new_accounts":1`) {
+		t.Errorf("repeat %q %s", again.Title, again.Evidence)
+	}
+	other, _ := alerts.CompromisedCredentials(a, "Adobe", "", "breach-csv", []string{"carol@example.com"}, nil, 2)
+	if other.Fingerprint == al.Fingerprint {
+		t.Error("two breaches share a fingerprint")
+	}
+}

@@ -39,7 +39,7 @@ const (
 
 // Types lists the alert types a rule produces.
 var Types = []string{TypeNewSubdomain, TypeNewOpenPort, TypePortClosed, TypeDNSChanged, TypeCertExpiring, TypeCertChanged,
-	TypeHTTPChanged, TypeDomainExpiring, TypeNewTyposquat, TypeNewPhishing, TypeNewVulnerability}
+	TypeHTTPChanged, TypeDomainExpiring, TypeNewTyposquat, TypeNewPhishing, TypeNewVulnerability, TypeCompromisedCredential}
 
 // Severities, lowest first.
 var Severities = []string{"info", "low", "medium", "high", "critical"}

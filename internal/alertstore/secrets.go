@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-
 )
 
 // SecretsKeySize is the size of the key webhook secrets are sealed with
@@ -248,4 +247,3 @@ func (s *Store) openSecrets(id string, secrets ...*string) error {
 	}
 	return nil
 }
-
