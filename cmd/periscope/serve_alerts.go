@@ -16,7 +16,9 @@ import (
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/egress"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
 )
 
@@ -128,6 +130,9 @@ func setupAlerts(ctx context.Context, svc *services) error {
 			alerts.BrandFeed(brandItems(bs)),
 			alerts.ExpiryFeed(svc.store.Now, expiringCerts(svc, bs, svc.store.Now), domainExpiries(svc, ws)),
 		}}
+	vs, hs := vulnstore.New(svc.store), hoststore.New(svc.store)
+	w.Vulns = &alerts.VulnSource{Signature: vs.AlertableSignature, CPEs: vs.AlertableCPEs, Detail: vs.AlertDetail,
+		HostsNamed: hs.HostsNamed, EachHost: hs.EachHost}
 	if svc.dw != nil {
 		w.Feeds = append(w.Feeds, alerts.CredentialFeed(as, svc.store.AllAssets, darkwebCredentials(svc.dw), svc.store.Now,
 			svc.alerts.Baseline, credentialSettle))

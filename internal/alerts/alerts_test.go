@@ -138,12 +138,6 @@ func TestExpiryThresholds(t *testing.T) {
 	if x.Fingerprint != y.Fingerprint {
 		t.Error("one threshold, two fingerprints")
 	}
-	if _, ok := alerts.Vulnerability(a, "h", "d", "Apache httpd 2.4.49", "CVE-2021-41773", true, 7.5, 1); !ok {
-		t.Error("a KEV entry does not alert")
-	}
-	if _, ok := alerts.Vulnerability(a, "h", "d", "nginx", "CVE-2000-0001", false, 6.5, 1); ok {
-		t.Error("a medium CVE alerts")
-	}
 	if al, ok := alerts.BrandFinding(a, "potential_phishing", "examp1e.com", "example.com", "homoglyph", 90, 1); !ok || al.Type != alerts.TypeNewPhishing {
 		t.Error("phishing finding")
 	}

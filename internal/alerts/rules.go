@@ -241,29 +241,6 @@ func BrandFinding(a periscope.Asset, kind, domain, base, reason string, score in
 	return al, true
 }
 
-// Vulnerability is the rule of a vulnerability matching a product seen on
-// a host of the organization: only KEV-listed or critical (CVSS >= 9.0)
-// ones alert.
-func Vulnerability(a periscope.Asset, hostName, domain, product, id string, kev bool, cvss float64, ts int64) (alertstore.Alert, bool) {
-	if !kev && cvss < 9.0 {
-		return alertstore.Alert{}, false
-	}
-	sev := "high"
-	if kev || cvss >= 9.0 {
-		sev = "critical"
-	}
-	al := newAlert(a, TypeNewVulnerability, sev, hostName, domain, ts)
-	why := fmt.Sprintf("CVSS %.1f", cvss)
-	if kev {
-		why = "known exploited (CISA KEV), " + why
-	}
-	al.Title = fmt.Sprintf("%s affects %s on %s", id, product, hostName)
-	al.Message = fmt.Sprintf("%s runs %s, affected by %s (%s).", hostName, product, id, why)
-	al.Evidence = evidence(map[string]any{"host": hostName, "product": product, "vulnerability": id, "kev": kev, "cvss": cvss})
-	al.Fingerprint = fingerprint(a.OrganizationID, TypeNewVulnerability, hostName, product, id)
-	return al, true
-}
-
 func plural(n int) string {
 	if n == 1 {
 		return ""

@@ -48,10 +48,21 @@ type Worker struct {
 	Delivered func()
 	// Feeds are the other alert sources, stepped after the ledger.
 	Feeds []Feed
+	// Vulns, when set, adds the new_vulnerability rule's two feeds: hosts
+	// whose products changed against the alertable CVEs, and CVEs that
+	// became alertable against the organizations' hosts.
+	Vulns *VulnSource
+	// VulnCheck is how often the alertable CVEs are checked for changes
+	// (default 1 min).
+	VulnCheck time.Duration
 
 	once   sync.Once
 	holder string
 	wake   chan struct{}
+
+	vidx     *vulnIndex // alertable CVEs, as last read
+	vsig     string
+	vchecked time.Time
 }
 
 func (w *Worker) init() {
@@ -77,6 +88,12 @@ func (w *Worker) init() {
 		}
 		if w.Assets == nil {
 			w.Assets = w.DB.AllAssets
+		}
+		if w.VulnCheck == 0 {
+			w.VulnCheck = time.Minute
+		}
+		if w.Vulns != nil {
+			w.Feeds = append(w.Feeds, w.vulnHostFeed(), w.vulnCVEFeed())
 		}
 	})
 }
