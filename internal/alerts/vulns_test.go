@@ -36,7 +36,6 @@ func TestHostProductsAndMatching(t *testing.T) {
 	}
 }
 
-
 // TestVulnerabilityAlertsBothWays: a KEV CVE stored after the hosts alerts
 // on the hosts running its product (the CVE side); a host seen later with
 // the product grows the same alert (the host side); a CVE whose criteria
