@@ -42,10 +42,23 @@ type alertsConfig struct {
 	// PostgreSQL, in the user's configuration directory), created on
 	// first use.
 	SecretsKeyFile string
+	// FeedInterval is how often the vulnerability rule re-reads the
+	// KEV-listed and critical CVEs and the credential rule reads new
+	// dark-web records.
+	FeedInterval time.Duration
 }
 
 func registerAlertFlags(fs *flag.FlagSet, getenv config.Getenv) (*alertsConfig, error) {
-	c := &alertsConfig{Baseline: time.Hour}
+	c := &alertsConfig{Baseline: time.Hour, FeedInterval: time.Minute}
+	if v := getenv("PERISCOPE_ALERT_FEED_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("PERISCOPE_ALERT_FEED_INTERVAL: want a positive duration, got %q", v)
+		}
+		c.FeedInterval = d
+	}
+	fs.DurationVar(&c.FeedInterval, "alert-feed-interval", c.FeedInterval,
+		"how often the new_vulnerability rule re-reads the KEV-listed and critical CVEs, and the compromised_credential rule reads new dark-web records (env PERISCOPE_ALERT_FEED_INTERVAL)")
 	if v := getenv("PERISCOPE_ALERT_BASELINE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -131,11 +144,15 @@ func setupAlerts(ctx context.Context, svc *services) error {
 			alerts.ExpiryFeed(svc.store.Now, expiringCerts(svc, bs, svc.store.Now), domainExpiries(svc, ws)),
 		}}
 	vs, hs := vulnstore.New(svc.store), hoststore.New(svc.store)
+	if svc.alerts.FeedInterval < time.Second {
+		return fmt.Errorf("--alert-feed-interval: want at least 1s, got %s", svc.alerts.FeedInterval)
+	}
+	w.VulnCheck = svc.alerts.FeedInterval
 	w.Vulns = &alerts.VulnSource{Signature: vs.AlertableSignature, CPEs: vs.AlertableCPEs, Detail: vs.AlertDetail,
 		HostsNamed: hs.HostsNamed, EachHost: hs.EachHost}
 	if svc.dw != nil {
 		w.Feeds = append(w.Feeds, alerts.CredentialFeed(as, svc.store.AllAssets, darkwebCredentials(svc.dw), svc.store.Now,
-			svc.alerts.Baseline, credentialSettle))
+			svc.alerts.Baseline, min(credentialSettle, svc.alerts.FeedInterval)))
 	}
 	svc.ledger.OnCommit(w.Wake)
 	svc.deps.Alerts = &alerts.Service{Store: as, DB: svc.store, Delivered: disp.Wake}
@@ -216,8 +233,8 @@ func domainExpiries(svc *services, ws *whoisstore.Store) func(ctx context.Contex
 }
 
 // credentialSettle is how old an ingested dark-web record must be before
-// the credential rule reads it: a loader batch still committing is not
-// skipped.
+// the credential rule reads it (at most; less when --alert-feed-interval
+// is shorter): a loader batch still committing is not skipped.
 const credentialSettle = 30 * time.Second
 
 // darkwebCredentials reads credential records for the credential rule

@@ -198,33 +198,32 @@ func vulnRelevant(r alertstore.Row) bool {
 }
 
 // index returns the alertable CVE index, rebuilt when the CVEs changed
-// (checked at most every VulnCheck), and the entries that are new since
-// the index this worker last reconciled (every entry the first time).
-func (w *Worker) index(ctx context.Context, force bool) (*vulnIndex, []vulnstore.AlertableCPE, error) {
+// (checked at most every VulnCheck). Entries new since the previous build
+// (every entry at the first) wait in vpending for the CVE feed.
+func (w *Worker) index(ctx context.Context) (*vulnIndex, error) {
 	now := time.Now()
-	if w.vidx != nil && !force && now.Sub(w.vchecked) < w.VulnCheck {
-		return w.vidx, nil, nil
+	if w.vidx != nil && now.Sub(w.vchecked) < w.VulnCheck {
+		return w.vidx, nil
 	}
 	w.vchecked = now
 	sig, err := w.Vulns.Signature(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if w.vidx != nil && sig == w.vsig {
-		return w.vidx, nil, nil
+		return w.vidx, nil
 	}
 	cs, err := w.Vulns.CPEs(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var fresh []vulnstore.AlertableCPE
 	for _, c := range cs {
 		if w.vidx == nil || !slices.ContainsFunc(w.vidx.byKey[c.Key], func(o vulnstore.AlertableCPE) bool { return o.VulnID == c.VulnID && o.KEV == c.KEV }) {
-			fresh = append(fresh, c)
+			w.vpending = append(w.vpending, c)
 		}
 	}
 	w.vidx, w.vsig = newVulnIndex(cs), sig
-	return w.vidx, fresh, nil
+	return w.vidx, nil
 }
 
 // vulnAlerts turns hits of one organization's asset into alerts, one per
@@ -304,7 +303,7 @@ func (w *Worker) vulnHostFeed() Feed {
 			return nil, after, nil
 		}
 		last := rows[len(rows)-1].ID
-		ix, _, err := w.index(ctx, false)
+		ix, err := w.index(ctx)
 		if err != nil {
 			return nil, after, err
 		}
@@ -391,11 +390,12 @@ func (w *Worker) vulnHostFeed() Feed {
 // time of the last reconciliation. (Hosts only in an address range are
 // matched when their data changes, by vulnHostFeed.)
 func (w *Worker) vulnCVEFeed() Feed {
-	return Feed{Name: "alerts.vulns.cves", Failed: func() { w.vidx = nil }, Next: func(ctx context.Context, after int64, _ int) ([]alertstore.Alert, int64, error) {
-		_, fresh, err := w.index(ctx, false)
-		if err != nil || len(fresh) == 0 {
+	return Feed{Name: "alerts.vulns.cves", Failed: func() { w.vidx, w.vpending = nil, nil }, Next: func(ctx context.Context, after int64, _ int) ([]alertstore.Alert, int64, error) {
+		if _, err := w.index(ctx); err != nil || len(w.vpending) == 0 {
 			return nil, after, err
 		}
+		fresh := w.vpending
+		w.vpending = nil
 		sub := newVulnIndex(fresh)
 		domains, err := w.Assets(ctx, periscope.AssetDomain)
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // checkpointLedger names the rules worker's position in the ledger.
@@ -61,6 +62,7 @@ type Worker struct {
 	wake   chan struct{}
 
 	vidx     *vulnIndex // alertable CVEs, as last read
+	vpending []vulnstore.AlertableCPE
 	vsig     string
 	vchecked time.Time
 }
