@@ -96,7 +96,11 @@ func (t *Tracker) Diff(stored, merged, observed *host.Host) []ledger.Change {
 	src.Observed, src.Missed = observed, t.misses[stored.Host]
 	cs := ledger.Diff(stored, merged, src)
 	ledger.Prune(merged, cs)
-	t.diffed = append(t.diffed, stored.Host)
+	if len(src.Missed) > 0 {
+		// Only a host with stored misses (Track loaded them all) has
+		// rows to replace; its new misses are inserted either way.
+		t.diffed = append(t.diffed, stored.Host)
+	}
 	t.changes = append(t.changes, cs...)
 	return cs
 }
