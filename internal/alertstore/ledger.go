@@ -16,26 +16,46 @@ const ledgerChunk = 400
 
 const ledgerColumns = `host, domain, tld, subdomain, host_type, ip_address, category, change, value, old_value, source, ts`
 
+// ledgerInsert is the insert of n ledger rows.
+func ledgerInsert(n int) string {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO ledger (` + ledgerColumns + `) VALUES `)
+	row := placeholders(12)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(row)
+	}
+	return q.String()
+}
+
+// ledgerInsertFull is the insert of a full chunk, built once: the
+// transaction prepares it once and runs it for every full chunk.
+var ledgerInsertFull = ledgerInsert(ledgerChunk)
+
 // RecordChanges writes the ledger rows of changes (Missed changes are not
 // rows and are skipped) in the caller's transaction, so a host update and
 // its ledger rows commit together.
 func (s *Store) RecordChanges(ctx context.Context, tx *store.Tx, changes []ledger.Change) error {
 	rows := ledger.Rows(changes)
-	row := placeholders(12)
+	args := make([]any, 0, 12*min(len(rows), ledgerChunk))
 	for lo := 0; lo < len(rows); lo += ledgerChunk {
 		c := rows[lo:min(lo+ledgerChunk, len(rows))]
-		var q strings.Builder
-		q.WriteString(`INSERT INTO ledger (` + ledgerColumns + `) VALUES `)
-		args := make([]any, 0, 12*len(c))
-		for i, r := range c {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(row)
+		q := ledgerInsertFull
+		if len(c) < ledgerChunk {
+			q = ledgerInsert(len(c))
+		}
+		st, err := tx.Prepared(ctx, q)
+		if err != nil {
+			return fmt.Errorf("record ledger rows: %w", err)
+		}
+		args = args[:0]
+		for _, r := range c {
 			args = append(args, r.Host, r.Domain, r.TLD, r.Subdomain, r.HostType, r.IPAddress,
 				string(r.Category), string(r.Change), r.Value, r.OldValue, r.Source, r.Time)
 		}
-		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+		if _, err := st.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("record %d ledger rows: %w", len(c), err)
 		}
 	}
