@@ -314,20 +314,30 @@ func (w *Worker) vulnHostFeed() Feed {
 		type key struct{ org, host string }
 		assets := map[key]periscope.Asset{}
 		var names []string
+		started := map[string]int64{} // organization + asset → baseline start (-1: none)
 		for _, r := range rows {
 			if !vulnRelevant(r) {
 				continue
 			}
 			for _, a := range m.match(r.Host, r.IPAddress) {
 				k := key{a.OrganizationID, r.Host}
-				if _, ok := assets[k]; ok {
+				if _, ok := assets[k]; ok || r.Time < a.CreatedAt.Unix() {
 					continue
 				}
-				ok, err := w.pastBaseline(ctx, a, r.Time)
-				if err != nil {
-					return nil, after, err
+				sk := a.OrganizationID + "\x00" + a.Value
+				st, ok := started[sk]
+				if !ok {
+					at, known, err := w.Alerts.BaselineStarted(ctx, a.OrganizationID, a.Value)
+					if err != nil {
+						return nil, after, err
+					}
+					st = -1
+					if known {
+						st = at
+					}
+					started[sk] = st
 				}
-				if ok {
+				if st >= 0 && r.Time >= st+int64(w.Baseline/time.Second) {
 					assets[k] = a
 					names = append(names, r.Host)
 				}

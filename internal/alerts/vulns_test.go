@@ -156,6 +156,14 @@ func TestVulnerabilityAlertsBothWays(t *testing.T) {
 			if err := json.Unmarshal(l[0].Evidence, &ev); err != nil || len(ev.Hosts) != 2 || !ev.KEV {
 				t.Fatalf("evidence %s", l[0].Evidence)
 			}
+			// An asset added now: its first data is a silent baseline, on
+			// the host side too.
+			late := newOrg("late", "late.example")
+			put(apache("www.late.example", "2.4.49"))
+			step()
+			if l := list(late); len(l) != 0 {
+				t.Fatalf("a host in its asset's baseline alerts: %+v", l)
+			}
 			// A critical CVE of OpenSSH naming no version: the version is
 			// said not to be checked.
 			if _, err := vs.UpsertVulns(ctx, []vuln.Vulnerability{{CVEID: "CVE-2099-0003", Severity: "critical", CVSSV3Score: 9.1,
