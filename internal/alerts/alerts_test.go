@@ -416,3 +416,71 @@ func TestCompromisedCredentialsMasksAndAccumulates(t *testing.T) {
 		t.Error("two breaches share a fingerprint")
 	}
 }
+
+// TestCredentialFeedBaselineAndOnce: records ingested before the domain's
+// baseline ends are silent; later ones alert once per breach, across the
+// organization's two domains; a record already read is not read again.
+func TestCredentialFeedBaselineAndOnce(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.Open(t, engine, alertstore.Migrations())
+			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+			db.Now = func() time.Time { return now }
+			st := unlocked(t, db)
+			acct := periscope.Account{Company: "acme"}
+			db.CreateAccount(ctx, &acct, &periscope.User{Email: "a@example.com"})
+			org := periscope.Organization{AccountID: acct.ID, Name: "acme"}
+			db.CreateOrganization(ctx, &org)
+			for _, d := range []string{"example.com", "example.org"} {
+				if _, err := db.AddAsset(ctx, periscope.Asset{OrganizationID: org.ID, AccountID: acct.ID, Kind: periscope.AssetDomain, Value: d}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The dark-web listing's contract: records under a domain (and
+			// its subdomains) by ingest time, inclusive bounds.
+			var records []alerts.CredentialItem
+			list := func(_ context.Context, domains []string, from, to int64, limit, offset int) ([]alerts.CredentialItem, error) {
+				var out []alerts.CredentialItem
+				for _, r := range records {
+					_, dom, _ := strings.Cut(r.Email, "@")
+					if r.DateAdded >= from && r.DateAdded <= to && (dom == domains[0] || strings.HasSuffix(dom, "."+domains[0])) {
+						out = append(out, r)
+					}
+				}
+				if offset >= len(out) {
+					return nil, nil
+				}
+				return out[offset:min(offset+limit, len(out))], nil
+			}
+			w := &alerts.Worker{DB: db, Alerts: st, Feeds: []alerts.Feed{alerts.CredentialFeed(st, db.AllAssets, list, db.Now, time.Hour, 30*time.Second)}}
+			add := func(id, email, breach string) {
+				records = append(records, alerts.CredentialItem{ID: id, Email: email, Breach: breach, Source: "combolist", DateAdded: now.Unix()})
+			}
+			add("1", "old@example.com", "Old") // within the baseline
+			now = now.Add(10 * time.Minute)
+			if _, err := w.StepFeeds(ctx); err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(2 * time.Hour)
+			add("2", "jane@example.com", "Fresh")
+			add("3", "joe@mail.example.org", "Fresh")
+			now = now.Add(time.Minute)
+			if _, err := w.StepFeeds(ctx); err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(time.Minute)
+			if _, err := w.StepFeeds(ctx); err != nil {
+				t.Fatal(err)
+			}
+			l, err := st.Alerts(ctx, alertstore.AlertQuery{AccountID: acct.ID, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l) != 1 || l[0].Type != alerts.TypeCompromisedCredential || l[0].Count != 1 || !strings.Contains(l[0].Title, "2 accounts") ||
+				!strings.Contains(l[0].Message, "Fresh") || strings.Contains(l[0].Message, "Old") {
+				t.Fatalf("alerts: %+v", l)
+			}
+		})
+	}
+}
