@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/egress"
+	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
@@ -149,7 +151,7 @@ func setupAlerts(ctx context.Context, svc *services) error {
 	}
 	w.VulnCheck = svc.alerts.FeedInterval
 	w.Vulns = &alerts.VulnSource{Signature: vs.AlertableSignature, CPEs: vs.AlertableCPEs, Detail: vs.AlertDetail,
-		HostsNamed: hs.HostsNamed, EachHost: hs.EachHost}
+		HostsNamed: hs.HostsNamed, EachHost: hs.EachHost, InRange: hostsInRange(hs)}
 	if svc.dw != nil {
 		w.Feeds = append(w.Feeds, alerts.CredentialFeed(as, svc.store.AllAssets, darkwebCredentials(svc.dw), svc.store.Now,
 			svc.alerts.Baseline, min(credentialSettle, svc.alerts.FeedInterval)))
@@ -253,5 +255,27 @@ func darkwebCredentials(dw *darkwebstore.Store) alerts.CredentialList {
 				Source: r.Record.Source, DateAdded: r.DateAdded}
 		}
 		return out, nil
+	}
+}
+
+// hostsInRange walks the hosts whose address is in a block, a page at a
+// time, for the vulnerability rule's ranges.
+func hostsInRange(hs *hoststore.Store) func(ctx context.Context, p netip.Prefix, fn func(host.Host) error) error {
+	return func(ctx context.Context, p netip.Prefix, fn func(host.Host) error) error {
+		const page = 1000
+		for off := 0; ; off += page {
+			res, err := hs.SearchHosts(ctx, hoststore.HostQuery{IPRange: p, Limit: page, Offset: off})
+			if err != nil {
+				return err
+			}
+			for _, h := range res.Hosts {
+				if err := fn(h); err != nil {
+					return err
+				}
+			}
+			if len(res.Hosts) < page {
+				return nil
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +26,8 @@ type VulnSource struct {
 	HostsNamed func(ctx context.Context, names []string) (map[string]host.Host, error)
 	// EachHost walks the hosts under a domain.
 	EachHost func(ctx context.Context, domain string, fn func(host.Host) error) error
+	// InRange, when set, walks the hosts whose address is in a block.
+	InRange func(ctx context.Context, p netip.Prefix, fn func(host.Host) error) error
 }
 
 // vulnIndex finds the alertable CVEs a product may be affected by.
@@ -396,9 +399,8 @@ func (w *Worker) vulnHostFeed() Feed {
 
 // vulnCVEFeed matches CVEs that became alertable (new, newly KEV-listed,
 // or the first time this worker runs) against the hosts under every
-// organization's domain assets past their baseline. Its position is the
-// time of the last reconciliation. (Hosts only in an address range are
-// matched when their data changes, by vulnHostFeed.)
+// organization's domain assets, and in its ranges, past their baseline.
+// Its position is the time of the last reconciliation.
 func (w *Worker) vulnCVEFeed() Feed {
 	return Feed{Name: "alerts.vulns.cves", Failed: func() { w.vidx, w.vpending = nil, nil }, Next: func(ctx context.Context, after int64, _ int) ([]alertstore.Alert, int64, error) {
 		if _, err := w.index(ctx); err != nil || len(w.vpending) == 0 {
@@ -411,11 +413,20 @@ func (w *Worker) vulnCVEFeed() Feed {
 		if err != nil {
 			return nil, after, err
 		}
+		assets := domains
+		if w.Vulns.InRange != nil {
+			ranges, err := w.Assets(ctx, periscope.AssetIPRange)
+			if err != nil {
+				return nil, after, err
+			}
+			assets = append(slices.Clone(domains), ranges...)
+		}
 		now := w.DB.Now().Unix()
-		details := map[int64]vulnstore.AlertDetail{}
-		var out []alertstore.Alert
-		done := map[string]bool{} // org + host: a host under two assets of one organization
-		for _, a := range domains {
+		done := map[string]bool{}             // org + host: a host under two assets of one organization
+		first := map[string]periscope.Asset{} // org → the asset its alerts name
+		byOrg := map[string][]vulnHit{}
+		var orgs []string
+		for _, a := range assets {
 			ok, err := w.pastBaseline(ctx, a, now)
 			if err != nil {
 				return nil, after, err
@@ -423,19 +434,39 @@ func (w *Worker) vulnCVEFeed() Feed {
 			if !ok {
 				continue
 			}
-			var hits []vulnHit
-			err = w.Vulns.EachHost(ctx, a.Value, func(h host.Host) error {
+			visit := func(h host.Host) error {
 				if done[a.OrganizationID+"\x00"+h.Host] {
 					return nil
 				}
 				done[a.OrganizationID+"\x00"+h.Host] = true
-				hits = append(hits, sub.match(h)...)
+				hits := sub.match(h)
+				if len(hits) == 0 {
+					return nil
+				}
+				if _, ok := first[a.OrganizationID]; !ok {
+					first[a.OrganizationID] = a
+					orgs = append(orgs, a.OrganizationID)
+				}
+				byOrg[a.OrganizationID] = append(byOrg[a.OrganizationID], hits...)
 				return nil
-			})
+			}
+			if a.Kind == periscope.AssetIPRange {
+				p, err := netip.ParsePrefix(a.Value)
+				if err != nil {
+					continue
+				}
+				err = w.Vulns.InRange(ctx, p, visit)
+			} else {
+				err = w.Vulns.EachHost(ctx, a.Value, visit)
+			}
 			if err != nil {
 				return nil, after, err
 			}
-			als, err := w.vulnAlerts(ctx, a, hits, details, true, now)
+		}
+		details := map[int64]vulnstore.AlertDetail{}
+		var out []alertstore.Alert
+		for _, org := range orgs {
+			als, err := w.vulnAlerts(ctx, first[org], byOrg[org], details, true, now)
 			if err != nil {
 				return nil, after, err
 			}

@@ -3,6 +3,7 @@ package alerts_test
 import (
 	"context"
 	"encoding/json"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,20 @@ func TestVulnerabilityAlertsBothWays(t *testing.T) {
 				return acct
 			}
 			acme, other := newOrg("acme", "example.com"), newOrg("other", "other.org")
+			// acme has a second domain; rangeco only an address range.
+			acmeOrgs, _ := db.AllAssets(ctx, periscope.AssetDomain)
+			for _, a := range acmeOrgs {
+				if a.Value == "example.com" {
+					db.AddAsset(ctx, periscope.Asset{OrganizationID: a.OrganizationID, AccountID: a.AccountID, Kind: periscope.AssetDomain, Value: "example.net"})
+				}
+			}
+			rangeco := periscope.Account{Company: "rangeco"}
+			db.CreateAccount(ctx, &rangeco, &periscope.User{Email: "rangeco@example.net"})
+			rorg := periscope.Organization{AccountID: rangeco.ID, Name: "rangeco"}
+			db.CreateOrganization(ctx, &rorg)
+			if _, err := db.AddAsset(ctx, periscope.Asset{OrganizationID: rorg.ID, AccountID: rangeco.ID, Kind: periscope.AssetIPRange, Value: "198.51.100.0/24"}); err != nil {
+				t.Fatal(err)
+			}
 			put := func(hs2 ...host.Host) {
 				t.Helper()
 				if _, err := hs.UpsertHostsFrom(ctx, ledger.Source{Name: "nmap"}, hs2); err != nil {
@@ -74,10 +89,25 @@ func TestVulnerabilityAlertsBothWays(t *testing.T) {
 					NetworkServices: []host.Service{{Port: 443, Protocol: "tcp", Service: "https", Product: "Apache httpd", Version: version},
 						{Port: 22, Protocol: "tcp", Service: "ssh", Product: "OpenSSH", Version: "8.2p1"}}}
 			}
-			put(apache("www.example.com", "2.4.49"), apache("old.example.com", "2.4.10"), apache("www.other.org", "2.4.49"))
+			inRange := apache("mail.unrelated.test", "2.4.49")
+			inRange.IPAddress = "198.51.100.7"
+			put(apache("www.example.com", "2.4.49"), apache("old.example.com", "2.4.10"), apache("www.other.org", "2.4.49"),
+				apache("shop.example.net", "2.4.49"), inRange)
 			w := &alerts.Worker{DB: db, Alerts: st, Baseline: time.Hour, VulnCheck: time.Nanosecond,
 				Vulns: &alerts.VulnSource{Signature: vs.AlertableSignature, CPEs: vs.AlertableCPEs, Detail: vs.AlertDetail,
-					HostsNamed: plain.HostsNamed, EachHost: plain.EachHost}}
+					HostsNamed: plain.HostsNamed, EachHost: plain.EachHost,
+					InRange: func(ctx context.Context, p netip.Prefix, fn func(host.Host) error) error {
+						res, err := plain.SearchHosts(ctx, hoststore.HostQuery{IPRange: p, Limit: 1000})
+						if err != nil {
+							return err
+						}
+						for _, h := range res.Hosts {
+							if err := fn(h); err != nil {
+								return err
+							}
+						}
+						return nil
+					}}}
 			step := func() {
 				t.Helper()
 				for {
@@ -129,8 +159,11 @@ func TestVulnerabilityAlertsBothWays(t *testing.T) {
 					t.Errorf("alert lacks %q: %s / %s", s, a.Title, a.Message)
 				}
 			}
-			if strings.Contains(a.Message, "old.example.com") || a.Severity != "critical" || a.Count != 1 || a.Domain != "example.com" {
+			if strings.Contains(a.Message, "old.example.com") || !strings.Contains(a.Message, "shop.example.net") || a.Severity != "critical" || a.Count != 1 {
 				t.Errorf("alert %+v", a)
+			}
+			if l := list(rangeco); len(l) != 1 || !strings.Contains(l[0].Message, "mail.unrelated.test") {
+				t.Fatalf("the range's alerts: %+v", l)
 			}
 			if l := list(other); len(l) != 1 || strings.Contains(l[0].Message, "example.com") {
 				t.Fatalf("the other organization's alerts: %+v", l)
@@ -146,14 +179,14 @@ func TestVulnerabilityAlertsBothWays(t *testing.T) {
 			put(h)
 			step()
 			l = list(acme)
-			if len(l) != 1 || l[0].Count != 2 || !strings.Contains(l[0].Message, "api.example.com") || !strings.Contains(l[0].Title, "2 hosts") {
+			if len(l) != 1 || l[0].Count != 2 || !strings.Contains(l[0].Message, "api.example.com") || !strings.Contains(l[0].Title, "3 hosts") {
 				t.Fatalf("after a new host: %+v", l)
 			}
 			var ev struct {
 				Hosts []alerts.VulnHost `json:"hosts"`
 				KEV   bool              `json:"kev"`
 			}
-			if err := json.Unmarshal(l[0].Evidence, &ev); err != nil || len(ev.Hosts) != 2 || !ev.KEV {
+			if err := json.Unmarshal(l[0].Evidence, &ev); err != nil || len(ev.Hosts) != 3 || !ev.KEV {
 				t.Fatalf("evidence %s", l[0].Evidence)
 			}
 			// An asset added now: its first data is a silent baseline, on
