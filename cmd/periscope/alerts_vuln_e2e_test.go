@@ -122,3 +122,50 @@ func TestVulnerabilityAndCredentialAlertsEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestServeWebhookSecretsKeyFile: serve creates the secrets key file (mode
+// 0600, logged) beside a new SQLite database, webhook secrets are stored
+// sealed, and serve refuses to start with another key file.
+func TestServeWebhookSecretsKeyFile(t *testing.T) {
+	dsn := storetest.DSN(t, "sqlite")
+	keyFile := filepath.Join(filepath.Dir(dsn), "periscope-secrets.key")
+	s := startServer(t, dsn, "--demo")
+	ent := demoKeys(t, s.stdout.String())["enterprise"]
+	if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v %v", fi, err)
+	}
+	if !strings.Contains(s.stderr.String(), "created a new webhook secrets key") {
+		t.Errorf("no log line for the new key: %s", s.stderr.String())
+	}
+	status, body := s.do(t, "POST", "/api/v1/enterprise/organizations", ent, `{"name":"Keys"}`)
+	var org struct{ ID string }
+	json.Unmarshal(body, &org)
+	if status != 201 && status != 200 || org.ID == "" {
+		t.Fatalf("create organization: %d %s", status, body)
+	}
+	status, body = s.do(t, "POST", "/api/v1/enterprise/organizations/"+org.ID+"/webhooks", ent, `{"url":"https://hooks.example.com/x"}`)
+	var ep struct{ Secret string }
+	json.Unmarshal(body, &ep)
+	if status != 201 || !strings.HasPrefix(ep.Secret, "whsec_") {
+		t.Fatalf("create webhook: %d %s", status, body)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(dsn + "-wal")
+	if strings.Contains(string(raw)+string(wal), strings.TrimPrefix(ep.Secret, "whsec_")) {
+		t.Fatal("the database file holds the webhook secret in clear")
+	}
+	other := filepath.Join(t.TempDir(), "other.key")
+	if err := os.WriteFile(other, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runCLI(t, "serve", "--addr", "127.0.0.1:0", "--database", dsn, "--secrets-key-file", other)
+	if err == nil || !strings.Contains(err.Error(), "sealed with another key") {
+		t.Fatalf("serve with another key: %v\n%s", err, stderr)
+	}
+}
