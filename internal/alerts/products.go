@@ -78,7 +78,6 @@ var productAliases = map[string][]string{
 	"openssh":                         {"a:openbsd:openssh"},
 	"microsoft_exchange":              {"a:microsoft:exchange_server"},
 	"microsoft_exchange_smtpd":        {"a:microsoft:exchange_server"},
-	"microsoft_terminal_services":     {"o:microsoft:windows"},
 	"apache_tomcat":                   {"a:apache:tomcat"},
 	"apache_tomcat/coyote_jsp_engine": {"a:apache:tomcat"},
 	"fortinet_fortigate":              {"o:fortinet:fortios"},

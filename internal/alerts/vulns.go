@@ -189,7 +189,7 @@ func Vulnerability(a periscope.Asset, d vulnstore.AlertDetail, hosts []VulnHost,
 	return al, true
 }
 
-// vulnChecks are the ledger categories that can show a new product.
+// vulnRelevant reports whether a ledger row can show a new product.
 func vulnRelevant(r alertstore.Row) bool {
 	switch r.Category {
 	case ledger.CategoryHost, ledger.CategoryPort, ledger.CategoryTechnology:
