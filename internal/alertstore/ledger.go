@@ -2,6 +2,8 @@ package alertstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -77,12 +79,27 @@ type Tracker struct {
 	changes []ledger.Change
 }
 
-const selectMisses = `SELECT host, category, value FROM ledger_misses WHERE source = ? AND host IN `
+const (
+	selectMisses  = `SELECT host, category, value FROM ledger_misses WHERE source = ? AND host IN `
+	selectAnyMiss = `SELECT 1 FROM ledger_misses WHERE source = ? LIMIT 1`
+)
 
 // Track loads the miss state of src (its Name, coverage and Time; Observed
 // and Missed are set per host) for the stored hosts named.
 func (s *Store) Track(ctx context.Context, tx *store.Tx, src ledger.Source, names []string) (*Tracker, error) {
 	t := &Tracker{s: s, src: src, misses: map[string][]ledger.Miss{}}
+	if len(names) > 0 {
+		// A source with no pending miss anywhere (an index probe) needs
+		// no look-up per host.
+		var one int
+		err := tx.QueryRow(ctx, selectAnyMiss, src.Name).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return t, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load ledger misses: %w", err)
+		}
+	}
 	for lo := 0; lo < len(names); lo += 500 {
 		c := names[lo:min(lo+500, len(names))]
 		args := []any{src.Name}

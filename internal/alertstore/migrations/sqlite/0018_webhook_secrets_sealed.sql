@@ -5,3 +5,7 @@
 -- them at start, before any delivery, and refuses to start when rows were
 -- sealed under another key).
 ALTER TABLE webhook_endpoints ADD COLUMN secret_key_id TEXT NOT NULL DEFAULT '';
+
+-- Whether a source has any pending miss at all: a host write by a source
+-- with none (imports, CT, most re-scans) skips the per-host look-up.
+CREATE INDEX ledger_misses_source ON ledger_misses (source);
