@@ -214,5 +214,5 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 		return err
 	}
 	// <setup:alerts>
-	return setupAlerts(svc)
+	return setupAlerts(ctx, svc)
 }

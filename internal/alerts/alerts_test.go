@@ -138,12 +138,6 @@ func TestExpiryThresholds(t *testing.T) {
 	if x.Fingerprint != y.Fingerprint {
 		t.Error("one threshold, two fingerprints")
 	}
-	if _, ok := alerts.Vulnerability(a, "h", "d", "Apache httpd 2.4.49", "CVE-2021-41773", true, 7.5, 1); !ok {
-		t.Error("a KEV entry does not alert")
-	}
-	if _, ok := alerts.Vulnerability(a, "h", "d", "nginx", "CVE-2000-0001", false, 6.5, 1); ok {
-		t.Error("a medium CVE alerts")
-	}
 	if al, ok := alerts.BrandFinding(a, "potential_phishing", "examp1e.com", "example.com", "homoglyph", 90, 1); !ok || al.Type != alerts.TypeNewPhishing {
 		t.Error("phishing finding")
 	}
@@ -173,7 +167,7 @@ func TestDispatcherRetriesThenDisables(t *testing.T) {
 			db := storetest.Open(t, engine, alertstore.Migrations())
 			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 			db.Now = func() time.Time { return now }
-			st := alertstore.New(db)
+			st := unlocked(t, db)
 			acct := periscope.Account{Company: "acme"}
 			db.CreateAccount(ctx, &acct, &periscope.User{Email: "a@example.com"})
 			org := periscope.Organization{AccountID: acct.ID, Name: "acme"}
@@ -246,7 +240,7 @@ func TestWorkerRunsOnceAndResumes(t *testing.T) {
 			db := storetest.Open(t, engine, alertstore.Migrations())
 			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 			db.Now = func() time.Time { return now }
-			st := alertstore.New(db)
+			st := unlocked(t, db)
 			acct := periscope.Account{Company: "acme"}
 			db.CreateAccount(ctx, &acct, &periscope.User{Email: "a@example.com"})
 			org := periscope.Organization{AccountID: acct.ID, Name: "acme"}
@@ -298,7 +292,7 @@ func TestFeeds(t *testing.T) {
 			db := storetest.Open(t, engine, alertstore.Migrations())
 			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 			db.Now = func() time.Time { return now }
-			st := alertstore.New(db)
+			st := unlocked(t, db)
 			acct := periscope.Account{Company: "acme"}
 			db.CreateAccount(ctx, &acct, &periscope.User{Email: "a@example.com"})
 			org := periscope.Organization{AccountID: acct.ID, Name: "acme"}
@@ -348,6 +342,144 @@ func TestFeeds(t *testing.T) {
 				if got[k] != v {
 					t.Fatalf("alerts %v, want %v", got, want)
 				}
+			}
+		})
+	}
+}
+
+func TestCertExpiringNamesTheAsset(t *testing.T) {
+	assets := []periscope.Asset{{OrganizationID: "org", Value: "example.com"}, {OrganizationID: "org", Value: "shop.example.com"},
+		{OrganizationID: "other", Value: "www.shop.example.com"}}
+	a, ok := alerts.CoveringAsset(assets, "org", "*.www.Shop.example.com.")
+	if !ok || a.Value != "shop.example.com" {
+		t.Fatalf("covering asset %v %v, want shop.example.com", a, ok)
+	}
+	if _, ok := alerts.CoveringAsset(assets, "org", "example.org"); ok {
+		t.Error("an unrelated name has a covering asset")
+	}
+	if _, ok := alerts.CoveringAsset(assets, "org", "badexample.com"); ok {
+		t.Error("a suffix that is not a parent domain covers")
+	}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	al, ok := alerts.CertExpiring(a, "www.shop.example.com", a.Value, "ab12", "www.shop.example.com", now.Add(3*24*time.Hour), now)
+	if !ok || al.Domain != "shop.example.com" || al.Host != "www.shop.example.com" ||
+		!strings.Contains(al.Title, "shop.example.com (www.shop.example.com)") || !strings.Contains(string(al.Evidence), `"certificate_name":"www.shop.example.com"`) {
+		t.Errorf("alert %+v", al)
+	}
+}
+
+// unlocked returns the alerts store on db with webhook secrets sealed
+// under a fixed test key.
+func unlocked(t testing.TB, db *store.Store) *alertstore.Store {
+	t.Helper()
+	k, err := alertstore.NewSecretsKey([]byte("periscope-test-secrets-key-32byt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := alertstore.New(db)
+	if _, err := st.UnlockSecrets(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestCompromisedCredentialsMasksAndAccumulates(t *testing.T) {
+	for in, want := range map[string]string{"jane.doe@example.com": "j***e@example.com", "ab@example.com": "a***@example.com",
+		"x@example.com": "x***@example.com", "nope": "***"} {
+		if got := alerts.MaskEmail(in); got != want {
+			t.Errorf("MaskEmail(%q) = %q, want %q", in, got, want)
+		}
+	}
+	a := periscope.Asset{OrganizationID: "org", AccountID: "acct", Value: "example.com"}
+	if _, ok := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv", nil, nil, 1); ok {
+		t.Error("no email alerts")
+	}
+	al, ok := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv",
+		[]string{"jane.doe@example.com", "JANE.DOE@example.com", "bob@dev.example.com"}, nil, 1)
+	if !ok || al.Type != alerts.TypeCompromisedCredential || al.Severity != "high" {
+		t.Fatalf("alert %+v", al)
+	}
+	for _, clear := range []string{"jane.doe", "bob@"} {
+		if strings.Contains(al.Message+al.Title+string(al.Evidence), clear) {
+			t.Errorf("the alert shows %q in clear: %s %s", clear, al.Message, al.Evidence)
+		}
+	}
+	if !strings.Contains(al.Title, "2 accounts") || !strings.Contains(al.Message, "j***e@example.com") || !strings.Contains(al.Message, "LinkedIn") {
+		t.Errorf("title %q message %q", al.Title, al.Message)
+	}
+	again, _ := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv", []string{"carol@example.com"}, &al, 2)
+	if again.Fingerprint != al.Fingerprint || !strings.Contains(again.Title, "3 accounts") || !strings.Contains(string(again.Evidence), `"new_accounts":1`) {
+		t.Errorf("repeat %q %s", again.Title, again.Evidence)
+	}
+	other, _ := alerts.CompromisedCredentials(a, "Adobe", "", "breach-csv", []string{"carol@example.com"}, nil, 2)
+	if other.Fingerprint == al.Fingerprint {
+		t.Error("two breaches share a fingerprint")
+	}
+}
+
+// TestCredentialFeedBaselineAndOnce: records ingested before the domain's
+// baseline ends are silent; later ones alert once per breach, across the
+// organization's two domains; a record already read is not read again.
+func TestCredentialFeedBaselineAndOnce(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.Open(t, engine, alertstore.Migrations())
+			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+			db.Now = func() time.Time { return now }
+			st := unlocked(t, db)
+			acct := periscope.Account{Company: "acme"}
+			db.CreateAccount(ctx, &acct, &periscope.User{Email: "a@example.com"})
+			org := periscope.Organization{AccountID: acct.ID, Name: "acme"}
+			db.CreateOrganization(ctx, &org)
+			for _, d := range []string{"example.com", "example.org"} {
+				if _, err := db.AddAsset(ctx, periscope.Asset{OrganizationID: org.ID, AccountID: acct.ID, Kind: periscope.AssetDomain, Value: d}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The dark-web listing's contract: records under a domain (and
+			// its subdomains) by ingest time, inclusive bounds.
+			var records []alerts.CredentialItem
+			list := func(_ context.Context, domains []string, from, to int64, limit, offset int) ([]alerts.CredentialItem, error) {
+				var out []alerts.CredentialItem
+				for _, r := range records {
+					_, dom, _ := strings.Cut(r.Email, "@")
+					if r.DateAdded >= from && r.DateAdded <= to && (dom == domains[0] || strings.HasSuffix(dom, "."+domains[0])) {
+						out = append(out, r)
+					}
+				}
+				if offset >= len(out) {
+					return nil, nil
+				}
+				return out[offset:min(offset+limit, len(out))], nil
+			}
+			w := &alerts.Worker{DB: db, Alerts: st, Feeds: []alerts.Feed{alerts.CredentialFeed(st, db.AllAssets, list, db.Now, time.Hour, 30*time.Second)}}
+			add := func(id, email, breach string) {
+				records = append(records, alerts.CredentialItem{ID: id, Email: email, Breach: breach, Source: "combolist", DateAdded: now.Unix()})
+			}
+			add("1", "old@example.com", "Old") // within the baseline
+			now = now.Add(10 * time.Minute)
+			if _, err := w.StepFeeds(ctx); err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(2 * time.Hour)
+			add("2", "jane@example.com", "Fresh")
+			add("3", "joe@mail.example.org", "Fresh")
+			now = now.Add(time.Minute)
+			if _, err := w.StepFeeds(ctx); err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(time.Minute)
+			if _, err := w.StepFeeds(ctx); err != nil {
+				t.Fatal(err)
+			}
+			l, err := st.Alerts(ctx, alertstore.AlertQuery{AccountID: acct.ID, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l) != 1 || l[0].Type != alerts.TypeCompromisedCredential || l[0].Count != 1 || !strings.Contains(l[0].Title, "2 accounts") ||
+				!strings.Contains(l[0].Message, "Fresh") || strings.Contains(l[0].Message, "Old") {
+				t.Fatalf("alerts: %+v", l)
 			}
 		})
 	}

@@ -28,7 +28,7 @@ func BenchmarkChangeToWebhook(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			db := storetest.Open(b, engine, alertstore.Migrations())
-			st := alertstore.New(db)
+			st := unlocked(b, db)
 			acct := periscope.Account{Company: "acme"}
 			db.CreateAccount(ctx, &acct, &periscope.User{Email: "a@example.com"})
 			org := periscope.Organization{AccountID: acct.ID, Name: "acme"}

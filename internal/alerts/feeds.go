@@ -19,6 +19,9 @@ type Feed struct {
 	// (at most about limit items) and the position of the last item
 	// read; last == after means nothing new.
 	Next func(ctx context.Context, after int64, limit int) (als []alertstore.Alert, last int64, err error)
+	// Failed, when set, is called when a batch read by Next did not
+	// commit (a feed that keeps state between batches resets it).
+	Failed func()
 }
 
 // stepFeed runs one batch of a feed: its alerts, deliveries and new
@@ -30,6 +33,9 @@ func (w *Worker) stepFeed(ctx context.Context, f Feed) (int, error) {
 		return 0, err
 	}
 	als, last, err := f.Next(ctx, pos, w.Batch)
+	if err != nil && f.Failed != nil {
+		f.Failed()
+	}
 	if err != nil || last == pos {
 		return 0, err
 	}
@@ -45,6 +51,9 @@ func (w *Worker) stepFeed(ctx context.Context, f Feed) (int, error) {
 		}
 		return w.Alerts.SaveCheckpoint(ctx, tx, f.Name, w.holder, last)
 	})
+	if err != nil && f.Failed != nil {
+		f.Failed()
+	}
 	if err == nil && enqueued > 0 && w.Delivered != nil {
 		w.Delivered()
 	}

@@ -39,7 +39,7 @@ const (
 
 // Types lists the alert types a rule produces.
 var Types = []string{TypeNewSubdomain, TypeNewOpenPort, TypePortClosed, TypeDNSChanged, TypeCertExpiring, TypeCertChanged,
-	TypeHTTPChanged, TypeDomainExpiring, TypeNewTyposquat, TypeNewPhishing, TypeNewVulnerability}
+	TypeHTTPChanged, TypeDomainExpiring, TypeNewTyposquat, TypeNewPhishing, TypeNewVulnerability, TypeCompromisedCredential}
 
 // Severities, lowest first.
 var Severities = []string{"info", "low", "medium", "high", "critical"}
@@ -160,9 +160,11 @@ func expiryBucket(expiry, now time.Time) (days int, severity string, ok bool) {
 	return 0, "", false
 }
 
-// CertExpiring is the rule of a certificate (by SHA-256 fingerprint) served
-// by a host of asset a: one alert per threshold crossed (30, 14, 7, 1 days,
-// expired).
+// CertExpiring is the rule of a certificate (by SHA-256 fingerprint)
+// linked to the organization under the name hostName (a host or wildcard
+// name under the asset a): one alert per threshold crossed (30, 14, 7, 1
+// days, expired). The alert names the asset; the certificate's name and
+// subject are evidence.
 func CertExpiring(a periscope.Asset, hostName, domain, sha256, subject string, notAfter, now time.Time) (alertstore.Alert, bool) {
 	days, sev, ok := expiryBucket(notAfter, now)
 	if !ok || sha256 == "" {
@@ -171,15 +173,33 @@ func CertExpiring(a periscope.Asset, hostName, domain, sha256, subject string, n
 	al := newAlert(a, TypeCertExpiring, sev, hostName, domain, now.Unix())
 	when := notAfter.UTC().Format("2006-01-02 15:04 UTC")
 	if days == 0 {
-		al.Title = fmt.Sprintf("TLS certificate of %s has expired", hostName)
+		al.Title = fmt.Sprintf("TLS certificate of %s (%s) has expired", a.Value, hostName)
 	} else {
-		al.Title = fmt.Sprintf("TLS certificate of %s expires within %d day%s", hostName, days, plural(days))
+		al.Title = fmt.Sprintf("TLS certificate of %s (%s) expires within %d day%s", a.Value, hostName, days, plural(days))
 	}
-	al.Message = fmt.Sprintf("The certificate %s (CN=%s) served by %s expires %s.", sha256, subject, hostName, when)
-	al.Evidence = evidence(map[string]any{"host": hostName, "sha256_fingerprint": sha256, "subject_common_name": subject,
-		"not_after": notAfter.Unix(), "threshold_days": days, "asset": a.Value})
+	al.Message = fmt.Sprintf("The certificate %s (CN=%s) for %s, under the asset %s, expires %s.", sha256, subject, hostName, a.Value, when)
+	al.Evidence = evidence(map[string]any{"host": hostName, "certificate_name": hostName, "sha256_fingerprint": sha256,
+		"subject_common_name": subject, "not_after": notAfter.Unix(), "threshold_days": days, "asset": a.Value})
 	al.Fingerprint = fingerprint(a.OrganizationID, TypeCertExpiring, hostName, sha256, fmt.Sprint(days))
 	return al, true
+}
+
+// CoveringAsset returns the organization's domain asset that covers name
+// (equal to it, or a parent of it; a wildcard "*." prefix is ignored), the
+// longest when several do.
+func CoveringAsset(domains []periscope.Asset, orgID, name string) (periscope.Asset, bool) {
+	name = strings.TrimPrefix(strings.ToLower(strings.TrimSuffix(name, ".")), "*.")
+	var best periscope.Asset
+	found := false
+	for _, a := range domains {
+		if a.OrganizationID != orgID || (name != a.Value && !strings.HasSuffix(name, "."+a.Value)) {
+			continue
+		}
+		if !found || len(a.Value) > len(best.Value) {
+			best, found = a, true
+		}
+	}
+	return best, found
 }
 
 // DomainExpiring is the rule of a registrable domain's registration expiry
@@ -218,29 +238,6 @@ func BrandFinding(a periscope.Asset, kind, domain, base, reason string, score in
 	al.Message = fmt.Sprintf("%s looks like %s (%s, score %d).", domain, base, reason, score)
 	al.Evidence = evidence(map[string]any{"domain": domain, "base_domain": base, "reason": reason, "score": score})
 	al.Fingerprint = fingerprint(a.OrganizationID, typ, domain, base)
-	return al, true
-}
-
-// Vulnerability is the rule of a vulnerability matching a product seen on
-// a host of the organization: only KEV-listed or critical (CVSS >= 9.0)
-// ones alert.
-func Vulnerability(a periscope.Asset, hostName, domain, product, id string, kev bool, cvss float64, ts int64) (alertstore.Alert, bool) {
-	if !kev && cvss < 9.0 {
-		return alertstore.Alert{}, false
-	}
-	sev := "high"
-	if kev || cvss >= 9.0 {
-		sev = "critical"
-	}
-	al := newAlert(a, TypeNewVulnerability, sev, hostName, domain, ts)
-	why := fmt.Sprintf("CVSS %.1f", cvss)
-	if kev {
-		why = "known exploited (CISA KEV), " + why
-	}
-	al.Title = fmt.Sprintf("%s affects %s on %s", id, product, hostName)
-	al.Message = fmt.Sprintf("%s runs %s, affected by %s (%s).", hostName, product, id, why)
-	al.Evidence = evidence(map[string]any{"host": hostName, "product": product, "vulnerability": id, "kev": kev, "cvss": cvss})
-	al.Fingerprint = fingerprint(a.OrganizationID, TypeNewVulnerability, hostName, product, id)
 	return al, true
 }
 

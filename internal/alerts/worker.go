@@ -21,6 +21,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
 // checkpointLedger names the rules worker's position in the ledger.
@@ -48,10 +49,22 @@ type Worker struct {
 	Delivered func()
 	// Feeds are the other alert sources, stepped after the ledger.
 	Feeds []Feed
+	// Vulns, when set, adds the new_vulnerability rule's two feeds: hosts
+	// whose products changed against the alertable CVEs, and CVEs that
+	// became alertable against the organizations' hosts.
+	Vulns *VulnSource
+	// VulnCheck is how often the alertable CVEs are checked for changes
+	// (default 1 min).
+	VulnCheck time.Duration
 
 	once   sync.Once
 	holder string
 	wake   chan struct{}
+
+	vidx     *vulnIndex // alertable CVEs, as last read
+	vpending []vulnstore.AlertableCPE
+	vsig     string
+	vchecked time.Time
 }
 
 func (w *Worker) init() {
@@ -77,6 +90,12 @@ func (w *Worker) init() {
 		}
 		if w.Assets == nil {
 			w.Assets = w.DB.AllAssets
+		}
+		if w.VulnCheck == 0 {
+			w.VulnCheck = time.Minute
+		}
+		if w.Vulns != nil {
+			w.Feeds = append(w.Feeds, w.vulnHostFeed(), w.vulnCVEFeed())
 		}
 	})
 }

@@ -23,7 +23,8 @@ func Migrations() store.MigrationSet {
 
 // Store reads and writes the alerts tables through the core store.
 type Store struct {
-	db *store.Store
+	db      *store.Store
+	secrets *SecretsKey // seals webhook secrets; set by UnlockSecrets
 }
 
 // New returns the alerts storage on s.

@@ -23,7 +23,7 @@ type env struct {
 
 func open(t *testing.T, engine string) *env {
 	db := storetest.Open(t, engine, alertstore.Migrations())
-	e := &env{db: db, st: alertstore.New(db), now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	e := &env{db: db, st: unlocked(t, db), now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	db.Now = func() time.Time { return e.now }
 	return e
 }
@@ -254,4 +254,23 @@ func TestOutboxLeaseRetryAndDisable(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// unlocked returns the alerts store on db with webhook secrets sealed
+// under a fixed test key.
+func unlocked(t testing.TB, db *store.Store) *alertstore.Store {
+	t.Helper()
+	st := alertstore.New(db)
+	if _, err := st.UnlockSecrets(context.Background(), testKey(t)); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func testKey(t testing.TB) *alertstore.SecretsKey {
+	k, err := alertstore.NewSecretsKey([]byte("periscope-test-secrets-key-32byt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

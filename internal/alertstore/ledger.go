@@ -2,6 +2,8 @@ package alertstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,26 +18,46 @@ const ledgerChunk = 400
 
 const ledgerColumns = `host, domain, tld, subdomain, host_type, ip_address, category, change, value, old_value, source, ts`
 
+// ledgerInsert is the insert of n ledger rows.
+func ledgerInsert(n int) string {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO ledger (` + ledgerColumns + `) VALUES `)
+	row := placeholders(12)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(row)
+	}
+	return q.String()
+}
+
+// ledgerInsertFull is the insert of a full chunk, built once: the
+// transaction prepares it once and runs it for every full chunk.
+var ledgerInsertFull = ledgerInsert(ledgerChunk)
+
 // RecordChanges writes the ledger rows of changes (Missed changes are not
 // rows and are skipped) in the caller's transaction, so a host update and
 // its ledger rows commit together.
 func (s *Store) RecordChanges(ctx context.Context, tx *store.Tx, changes []ledger.Change) error {
 	rows := ledger.Rows(changes)
-	row := placeholders(12)
+	args := make([]any, 0, 12*min(len(rows), ledgerChunk))
 	for lo := 0; lo < len(rows); lo += ledgerChunk {
 		c := rows[lo:min(lo+ledgerChunk, len(rows))]
-		var q strings.Builder
-		q.WriteString(`INSERT INTO ledger (` + ledgerColumns + `) VALUES `)
-		args := make([]any, 0, 12*len(c))
-		for i, r := range c {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(row)
+		q := ledgerInsertFull
+		if len(c) < ledgerChunk {
+			q = ledgerInsert(len(c))
+		}
+		st, err := tx.Prepared(ctx, q)
+		if err != nil {
+			return fmt.Errorf("record ledger rows: %w", err)
+		}
+		args = args[:0]
+		for _, r := range c {
 			args = append(args, r.Host, r.Domain, r.TLD, r.Subdomain, r.HostType, r.IPAddress,
 				string(r.Category), string(r.Change), r.Value, r.OldValue, r.Source, r.Time)
 		}
-		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+		if _, err := st.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("record %d ledger rows: %w", len(c), err)
 		}
 	}
@@ -57,12 +79,27 @@ type Tracker struct {
 	changes []ledger.Change
 }
 
-const selectMisses = `SELECT host, category, value FROM ledger_misses WHERE source = ? AND host IN `
+const (
+	selectMisses  = `SELECT host, category, value FROM ledger_misses WHERE source = ? AND host IN `
+	selectAnyMiss = `SELECT 1 FROM ledger_misses WHERE source = ? LIMIT 1`
+)
 
 // Track loads the miss state of src (its Name, coverage and Time; Observed
 // and Missed are set per host) for the stored hosts named.
 func (s *Store) Track(ctx context.Context, tx *store.Tx, src ledger.Source, names []string) (*Tracker, error) {
 	t := &Tracker{s: s, src: src, misses: map[string][]ledger.Miss{}}
+	if len(names) > 0 {
+		// A source with no pending miss anywhere (an index probe) needs
+		// no look-up per host.
+		var one int
+		err := tx.QueryRow(ctx, selectAnyMiss, src.Name).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return t, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load ledger misses: %w", err)
+		}
+	}
 	for lo := 0; lo < len(names); lo += 500 {
 		c := names[lo:min(lo+500, len(names))]
 		args := []any{src.Name}
@@ -96,7 +133,11 @@ func (t *Tracker) Diff(stored, merged, observed *host.Host) []ledger.Change {
 	src.Observed, src.Missed = observed, t.misses[stored.Host]
 	cs := ledger.Diff(stored, merged, src)
 	ledger.Prune(merged, cs)
-	t.diffed = append(t.diffed, stored.Host)
+	if len(src.Missed) > 0 {
+		// Only a host with stored misses (Track loaded them all) has
+		// rows to replace; its new misses are inserted either way.
+		t.diffed = append(t.diffed, stored.Host)
+	}
 	t.changes = append(t.changes, cs...)
 	return cs
 }

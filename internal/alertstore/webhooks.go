@@ -49,12 +49,25 @@ func (e Endpoint) String() string { return fmt.Sprintf("webhook endpoint %s (%s)
 const endpointColumns = `id, account_id, organization_id, url, format, secret, previous_secret, previous_until,
 	min_severity, types, status, failures, last_error, last_delivery_at, disabled_at, created_at, updated_at`
 
-func scanEndpoint(r interface{ Scan(...any) error }, e *Endpoint) error {
+// scanEndpoint reads an endpoint row, opening its sealed secrets.
+func (s *Store) scanEndpoint(r interface{ Scan(...any) error }, e *Endpoint) error {
+	return s.scanEndpointSecrets(r, e, true)
+}
+
+// scanEndpointSecrets reads an endpoint row; without open its secrets are
+// left out (blank).
+func (s *Store) scanEndpointSecrets(r interface{ Scan(...any) error }, e *Endpoint, open bool) error {
 	var types string
 	err := r.Scan(&e.ID, &e.AccountID, &e.OrganizationID, &e.URL, &e.Format, &e.Secret, &e.PreviousSecret, &e.PreviousUntil,
 		&e.MinSeverity, &types, &e.Status, &e.Failures, &e.LastError, &e.LastDeliveryAt, &e.DisabledAt, &e.CreatedAt, &e.UpdatedAt)
 	if err == nil {
 		err = json.Unmarshal([]byte(types), &e.Types)
+	}
+	if err == nil && open {
+		err = s.openSecrets(e.ID, &e.Secret, &e.PreviousSecret)
+	}
+	if !open {
+		e.Secret, e.PreviousSecret = "", ""
 	}
 	return err
 }
@@ -67,16 +80,20 @@ func typesJSON(t []string) string {
 	return string(b)
 }
 
-const insertEndpoint = `INSERT INTO webhook_endpoints (` + endpointColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const insertEndpoint = `INSERT INTO webhook_endpoints (` + endpointColumns + `, secret_key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // CreateEndpoint stores e (its organization already checked to be the
-// account's), giving it an id.
+// account's), giving it an id. Its secrets are stored sealed.
 func (s *Store) CreateEndpoint(ctx context.Context, e *Endpoint) error {
 	now := s.db.Now().Unix()
 	e.ID, e.Status, e.CreatedAt, e.UpdatedAt = uuid.NewString(), EndpointActive, now, now
-	_, err := s.db.DB().ExecContext(ctx, s.db.Rebind(insertEndpoint), e.ID, e.AccountID, e.OrganizationID, e.URL, e.Format,
-		e.Secret, e.PreviousSecret, e.PreviousUntil, e.MinSeverity, typesJSON(e.Types), e.Status, e.Failures, e.LastError,
-		e.LastDeliveryAt, e.DisabledAt, e.CreatedAt, e.UpdatedAt)
+	secret, prev, err := s.sealEndpoint(e)
+	if err != nil {
+		return fmt.Errorf("insert webhook endpoint: %w", err)
+	}
+	_, err = s.db.DB().ExecContext(ctx, s.db.Rebind(insertEndpoint), e.ID, e.AccountID, e.OrganizationID, e.URL, e.Format,
+		secret, prev, e.PreviousUntil, e.MinSeverity, typesJSON(e.Types), e.Status, e.Failures, e.LastError,
+		e.LastDeliveryAt, e.DisabledAt, e.CreatedAt, e.UpdatedAt, s.secrets.ID())
 	if err != nil {
 		return fmt.Errorf("insert webhook endpoint: %w", err)
 	}
@@ -98,7 +115,7 @@ func (s *Store) Endpoints(ctx context.Context, accountID, orgID string) ([]Endpo
 	out := []Endpoint{}
 	for rows.Next() {
 		var e Endpoint
-		if err := scanEndpoint(rows, &e); err != nil {
+		if err := s.scanEndpoint(rows, &e); err != nil {
 			return nil, fmt.Errorf("list webhook endpoints: %w", err)
 		}
 		out = append(out, e)
@@ -110,7 +127,7 @@ func (s *Store) Endpoints(ctx context.Context, accountID, orgID string) ([]Endpo
 // not found.
 func (s *Store) Endpoint(ctx context.Context, accountID, orgID, id string) (Endpoint, error) {
 	var e Endpoint
-	err := scanEndpoint(s.db.DB().QueryRowContext(ctx, s.db.Rebind(selectEndpoint), id, accountID, orgID), &e)
+	err := s.scanEndpoint(s.db.DB().QueryRowContext(ctx, s.db.Rebind(selectEndpoint), id, accountID, orgID), &e)
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, periscope.Errorf(periscope.ENotFound, "No webhook endpoint with this id.")
 	}
@@ -121,13 +138,17 @@ func (s *Store) Endpoint(ctx context.Context, accountID, orgID, id string) (Endp
 }
 
 const updateEndpoint = `UPDATE webhook_endpoints SET url = ?, format = ?, secret = ?, previous_secret = ?, previous_until = ?,
-	min_severity = ?, types = ?, status = ?, failures = ?, disabled_at = ?, updated_at = ? WHERE id = ? AND account_id = ?`
+	min_severity = ?, types = ?, status = ?, failures = ?, disabled_at = ?, updated_at = ?, secret_key_id = ? WHERE id = ? AND account_id = ?`
 
-// UpdateEndpoint writes e's settings, secrets and status.
+// UpdateEndpoint writes e's settings, secrets (sealed) and status.
 func (s *Store) UpdateEndpoint(ctx context.Context, e *Endpoint) error {
 	e.UpdatedAt = s.db.Now().Unix()
-	_, err := s.db.DB().ExecContext(ctx, s.db.Rebind(updateEndpoint), e.URL, e.Format, e.Secret, e.PreviousSecret, e.PreviousUntil,
-		e.MinSeverity, typesJSON(e.Types), e.Status, e.Failures, e.DisabledAt, e.UpdatedAt, e.ID, e.AccountID)
+	secret, prev, err := s.sealEndpoint(e)
+	if err != nil {
+		return fmt.Errorf("update webhook endpoint: %w", err)
+	}
+	_, err = s.db.DB().ExecContext(ctx, s.db.Rebind(updateEndpoint), e.URL, e.Format, secret, prev, e.PreviousUntil,
+		e.MinSeverity, typesJSON(e.Types), e.Status, e.Failures, e.DisabledAt, e.UpdatedAt, s.secrets.ID(), e.ID, e.AccountID)
 	if err != nil {
 		return fmt.Errorf("update webhook endpoint: %w", err)
 	}
@@ -151,7 +172,8 @@ func (s *Store) DeleteEndpoint(ctx context.Context, accountID, orgID, id string)
 const selectLiveEndpoints = `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE organization_id = ? AND status <> 'disabled' ORDER BY id`
 
 // LiveEndpoints lists an organization's endpoints that take deliveries, in
-// the caller's transaction.
+// the caller's transaction, without their secrets (the dispatcher reads
+// them when it leases a delivery).
 func (s *Store) LiveEndpoints(ctx context.Context, tx *store.Tx, orgID string) ([]Endpoint, error) {
 	rows, err := tx.Query(ctx, selectLiveEndpoints, orgID)
 	if err != nil {
@@ -161,7 +183,7 @@ func (s *Store) LiveEndpoints(ctx context.Context, tx *store.Tx, orgID string) (
 	var out []Endpoint
 	for rows.Next() {
 		var e Endpoint
-		if err := scanEndpoint(rows, &e); err != nil {
+		if err := s.scanEndpointSecrets(rows, &e, false); err != nil {
 			return nil, err
 		}
 		out = append(out, e)
@@ -251,6 +273,9 @@ func (s *Store) Lease(ctx context.Context, n int, until int64) ([]Delivery, erro
 			if err := tx.QueryRow(ctx, selectLeasedRow, id).Scan(&d.ID, &d.EndpointID, &d.AlertID, &d.Event, &payload, &d.Attempts,
 				&d.CreatedAt, &d.NextAttemptAt, &d.URL, &secret, &prev, &prevUntil); err != nil {
 				return fmt.Errorf("read leased delivery: %w", err)
+			}
+			if err := s.openSecrets(d.EndpointID, &secret, &prev); err != nil {
+				return err
 			}
 			d.Payload, d.Secrets = []byte(payload), []string{secret}
 			if prev != "" && prevUntil > now {

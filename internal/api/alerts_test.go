@@ -138,7 +138,7 @@ func TestAlertsEndToEnd(t *testing.T) {
 		e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/webhooks", key, map[string]any{"url": brokenSrv.URL, "format": "slack", "types": []string{"new_open_port"}}).JSON(t, &bad)
 
 		worker := &alerts.Worker{DB: e.Store, Alerts: alertstore.New(e.Store)}
-		disp := &alerts.Dispatcher{Alerts: alertstore.New(e.Store), Client: hook.Client(), Now: e.Clock.Now}
+		disp := &alerts.Dispatcher{Alerts: sealedStore(t, e), Client: hook.Client(), Now: e.Clock.Now}
 		step := func() {
 			t.Helper()
 			if _, err := worker.Step(ctx); err != nil {
@@ -345,4 +345,14 @@ func TestAlertsEndToEnd(t *testing.T) {
 			t.Fatalf("test of a deleted endpoint: %d", r.Status)
 		}
 	})
+}
+
+// sealedStore is an alerts store on e's database that opens the webhook
+// secrets e's API sealed.
+func sealedStore(t *testing.T, e *apitest.Env) *alertstore.Store {
+	st := alertstore.New(e.Store)
+	if _, err := st.UnlockSecrets(context.Background(), apitest.TestSecretsKey(t)); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

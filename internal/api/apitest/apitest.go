@@ -121,10 +121,15 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 	if err := dw.Unlock(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}
+	// Webhook secrets, sealed with a fixed test key.
+	as := alertstore.New(s)
+	if _, err := as.UnlockSecrets(context.Background(), TestSecretsKey(t)); err != nil {
+		t.Fatal(err)
+	}
 	d := api.Deps{Accounts: s, Orgs: s, Hosts: hs, Vulns: vs, Listings: bs, Brand: mon, Now: clock.Now,
 		Whois:        whoislookup.New(whoislookup.Config{Store: whoisstore.New(s), Now: clock.Now}),
 		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(s)},
-		Alerts:       &alerts.Service{Store: alertstore.New(s), DB: s},
+		Alerts:       &alerts.Service{Store: as, DB: s},
 		Darkweb:      dw}
 	for _, o := range opts {
 		if o.Config != nil {
@@ -378,4 +383,14 @@ func clip(b []byte) string {
 		return string(b[:600]) + "…"
 	}
 	return string(b)
+}
+
+// TestSecretsKey is the fixed key the environment seals webhook secrets
+// with (for tests that open another alertstore.Store on the database).
+func TestSecretsKey(t testing.TB) *alertstore.SecretsKey {
+	k, err := alertstore.NewSecretsKey([]byte("periscope-test-secrets-key-32byt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

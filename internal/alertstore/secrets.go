@@ -1,0 +1,249 @@
+package alertstore
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// SecretsKeySize is the size of the key webhook secrets are sealed with
+// (AES-256-GCM).
+const SecretsKeySize = 32
+
+// SecretsKey seals webhook signing secrets at rest. Its ID, derived from
+// the key, is stored beside each sealed secret so that a store opened
+// with another key is refused instead of signing with garbage.
+type SecretsKey struct {
+	id   string
+	aead cipher.AEAD
+}
+
+// ErrWrongSecretsKey is returned by UnlockSecrets when webhook secrets
+// were sealed under another key than the one given.
+var ErrWrongSecretsKey = errors.New("webhook secrets were sealed with another key than the secrets key file holds: start with the key file they were written with (--secrets-key-file)")
+
+// ErrNoSecretsKey is returned by endpoint reads and writes before
+// UnlockSecrets.
+var ErrNoSecretsKey = errors.New("webhook secrets key not loaded")
+
+// NewSecretsKey returns the sealing key of 32 key bytes.
+func NewSecretsKey(key []byte) (*SecretsKey, error) {
+	if len(key) != SecretsKeySize {
+		return nil, fmt.Errorf("webhook secrets key: want %d bytes, got %d", SecretsKeySize, len(key))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("periscope webhook secrets key id"))
+	return &SecretsKey{id: hex.EncodeToString(m.Sum(nil)[:8]), aead: aead}, nil
+}
+
+// ID names the key (not secret: a keyed hash of a constant).
+func (k *SecretsKey) ID() string { return k.id }
+
+// String keeps the key out of logs.
+func (k *SecretsKey) String() string { return "webhook secrets key " + k.id }
+
+const sealedPrefix = "v1:"
+
+// seal encrypts a secret of the endpoint id (bound as associated data, so
+// a sealed value copied to another row does not open).
+func (k *SecretsKey) seal(endpointID, secret string) (string, error) {
+	if secret == "" {
+		return "", nil
+	}
+	nonce := make([]byte, k.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", err
+	}
+	ct := k.aead.Seal(nonce, nonce, []byte(secret), []byte("webhook_endpoints:"+endpointID))
+	return sealedPrefix + base64.StdEncoding.EncodeToString(ct), nil
+}
+
+func (k *SecretsKey) open(endpointID, sealed string) (string, error) {
+	if sealed == "" {
+		return "", nil
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(sealed, sealedPrefix))
+	if !strings.HasPrefix(sealed, sealedPrefix) || err != nil || len(b) < k.aead.NonceSize() {
+		return "", fmt.Errorf("webhook endpoint %s: secret is not sealed", endpointID)
+	}
+	n := k.aead.NonceSize()
+	pt, err := k.aead.Open(nil, b[:n], b[n:], []byte("webhook_endpoints:"+endpointID))
+	if err != nil {
+		return "", fmt.Errorf("webhook endpoint %s: secret does not open with %s", endpointID, k)
+	}
+	return string(pt), nil
+}
+
+// LoadOrCreateSecretsKey reads the key file at path (64 hex digits, mode
+// 0600). When it does not exist and create is set, a new random key is
+// written there with mode 0600 and created is called with the path.
+func LoadOrCreateSecretsKey(path string, create bool, created func(path string)) (*SecretsKey, error) {
+	if path == "" {
+		return nil, errors.New("no webhook secrets key file given (--secrets-key-file)")
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		key := make([]byte, SecretsKeySize)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("create webhook secrets key file: %w", err)
+		}
+		if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, fmt.Errorf("write webhook secrets key file: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			os.Remove(path)
+			return nil, fmt.Errorf("write webhook secrets key file: %w", err)
+		}
+		if created != nil {
+			created(path)
+		}
+		return NewSecretsKey(key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read webhook secrets key file: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("webhook secrets key file %s is readable by others (mode %o): chmod 600 it", path, fi.Mode().Perm())
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != SecretsKeySize {
+		return nil, fmt.Errorf("webhook secrets key file %s: want %d hex digits", path, 2*SecretsKeySize)
+	}
+	return NewSecretsKey(key)
+}
+
+const (
+	selectForeignKeys = `SELECT COUNT(*) FROM webhook_endpoints WHERE secret_key_id <> '' AND secret_key_id <> ?`
+	selectClearRows   = `SELECT id, secret, previous_secret FROM webhook_endpoints WHERE secret_key_id = ''`
+	sealClearRow      = `UPDATE webhook_endpoints SET secret = ?, previous_secret = ?, secret_key_id = ? WHERE id = ? AND secret_key_id = ''`
+)
+
+// UnlockSecrets makes the store seal and open webhook secrets with k. It
+// fails with ErrWrongSecretsKey when any endpoint's secrets were sealed
+// under another key, and seals the secrets of endpoints written before
+// they were sealed (stored in clear), returning how many. On SQLite the
+// clear values are overwritten on disk (secure_delete, WAL checkpoint); on
+// PostgreSQL the table is vacuumed so no dead row keeps them.
+func (s *Store) UnlockSecrets(ctx context.Context, k *SecretsKey) (sealed int, err error) {
+	var foreign int
+	if err := s.db.DB().QueryRowContext(ctx, s.db.Rebind(selectForeignKeys), k.ID()).Scan(&foreign); err != nil {
+		return 0, fmt.Errorf("check webhook secrets key: %w", err)
+	}
+	if foreign > 0 {
+		return 0, ErrWrongSecretsKey
+	}
+	s.secrets = k
+	sqlite := s.db.Engine() == "sqlite"
+	conn, err := s.db.DB().Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if sqlite {
+		if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
+			return 0, err
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, selectClearRows)
+	if err != nil {
+		return 0, fmt.Errorf("find clear webhook secrets: %w", err)
+	}
+	type clear struct{ id, secret, prev string }
+	var todo []clear
+	for rows.Next() {
+		var c clear
+		if err := rows.Scan(&c.id, &c.secret, &c.prev); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		todo = append(todo, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, c := range todo {
+		sec, err := k.seal(c.id, c.secret)
+		if err != nil {
+			return 0, err
+		}
+		prev, err := k.seal(c.id, c.prev)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, s.db.Rebind(sealClearRow), sec, prev, k.ID(), c.id); err != nil {
+			return 0, fmt.Errorf("seal webhook secret: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("seal webhook secrets: %w", err)
+	}
+	if len(todo) == 0 {
+		return 0, nil
+	}
+	if sqlite {
+		if _, err := conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			return len(todo), fmt.Errorf("checkpoint after sealing webhook secrets: %w", err)
+		}
+	} else if _, err := conn.ExecContext(ctx, `VACUUM webhook_endpoints`); err != nil {
+		return len(todo), fmt.Errorf("vacuum after sealing webhook secrets: %w", err)
+	}
+	return len(todo), nil
+}
+
+// sealEndpoint returns e's secrets sealed for storage.
+func (s *Store) sealEndpoint(e *Endpoint) (secret, prev string, err error) {
+	if s.secrets == nil {
+		return "", "", ErrNoSecretsKey
+	}
+	if secret, err = s.secrets.seal(e.ID, e.Secret); err != nil {
+		return "", "", err
+	}
+	prev, err = s.secrets.seal(e.ID, e.PreviousSecret)
+	return secret, prev, err
+}
+
+// openSecrets opens secrets read from the row of endpoint id.
+func (s *Store) openSecrets(id string, secrets ...*string) error {
+	if s.secrets == nil {
+		return ErrNoSecretsKey
+	}
+	for _, p := range secrets {
+		v, err := s.secrets.open(id, *p)
+		if err != nil {
+			return err
+		}
+		*p = v
+	}
+	return nil
+}
