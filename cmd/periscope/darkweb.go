@@ -303,6 +303,14 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	defer load.Close()
 	r := &darkwebRun{dw: dw, load: load, norm: dw.Normalizer(), prog: newProgress(e.stderr)}
 	firstErr := eachSource(ctx, e.stderr, pos, func(src string) error { return r.source(ctx, kind, src, o) })
+	// The records are stored; the build indexes them in bulk and finds
+	// those already stored (README "Dark-web breach intelligence").
+	dups, err := load.Flush(ctx)
+	r.sum.Added -= dups
+	r.sum.Duplicates += dups
+	if err != nil && firstErr == nil {
+		firstErr = fmt.Errorf("ingest %s: index build: %w", kind, err)
+	}
 	r.prog.done()
 	printDarkwebSummary(e.stdout, kind, len(pos), r.sum, time.Since(start))
 	return firstErr
