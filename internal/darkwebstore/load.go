@@ -20,13 +20,12 @@ import (
 // exist only for records with a password or hash; codeDomainEmail rows
 // (email-domain key → record, x = the email's key) exist for every record
 // with an email, so a page of distinct emails, most recently seen first, is
-// a range scan. codeEmailSeen rows hold each email–domain pair once,
-// undated (d = 0, rec = the email's key): the build counts a domain's
-// distinct emails by the pairs it finds new.
+// a range scan. An email's domains are fixed by the email, so an email
+// whose search key is not stored yet is new to each of them: that is how
+// the build counts a domain's distinct emails, without rows of its own.
 const (
 	codeCredDomain  = 17
 	codeDomainEmail = 18
-	codeEmailSeen   = 19
 )
 
 // A stored key is a blind index packed into an integer: the type code in
@@ -49,9 +48,10 @@ func (d *Store) key(t breach.Type, v string) int64 { return packKey(typeCodes[t]
 // codeLo is the smallest key of a code (the next code's is its bound).
 func codeLo(code int) int64 { return int64(code) << 56 }
 
-// recordKeys returns the keys a cleaned record is indexed under and the
-// key of its email (0 without one).
-func (d *Store) recordKeys(r *breach.Record) (keys []int64, email int64) {
+// recordKeys returns the keys a cleaned record is indexed under (its
+// listing keys last, from nlist on) and the key of its email (0 without
+// one).
+func (d *Store) recordKeys(r *breach.Record) (keys []int64, nlist int, email int64) {
 	terms := d.norm.Terms(r)
 	for _, t := range terms {
 		if t.Type == breach.Email {
@@ -62,6 +62,11 @@ func (d *Store) recordKeys(r *breach.Record) (keys []int64, email int64) {
 	for _, t := range terms {
 		if t.Type != breach.EmailDomain {
 			keys = append(keys, d.key(t.Type, t.Value))
+		}
+	}
+	nlist = len(keys)
+	for _, t := range terms {
+		if t.Type != breach.EmailDomain {
 			continue
 		}
 		// An email domain is not a search type (domain is): only the
@@ -74,7 +79,7 @@ func (d *Store) recordKeys(r *breach.Record) (keys []int64, email int64) {
 			keys = append(keys, packKey(codeDomainEmail, h))
 		}
 	}
-	return keys, email
+	return keys, nlist, email
 }
 
 // packKeys is the staged form of keys: a JSON array of integers, which
@@ -100,7 +105,7 @@ const (
 
 const (
 	recordColumns = `darkweb_records (seq, id, key_id, blob, breach, breach_date, source, date_added) VALUES `
-	stageColumns  = `darkweb_stage (seq, d, email, keys) VALUES `
+	stageColumns  = `darkweb_stage (seq, d, email, keys, lkeys) VALUES `
 )
 
 // AddResult counts what Add did.
@@ -128,7 +133,8 @@ type sealed struct {
 	id    []byte
 	blob  []byte
 	email int64
-	keys  string
+	keys  string // every key, packed
+	lkeys string // the listing keys, packed
 	rec   *breach.Record
 }
 
@@ -153,8 +159,8 @@ func (d *Store) seal(recs []breach.Record) ([]sealed, error) {
 					errs[w] = fmt.Errorf("seal record: %w", err)
 					return
 				}
-				keys, email := d.recordKeys(r)
-				out[i] = sealed{id: id, blob: blob, email: email, keys: packKeys(keys), rec: r}
+				keys, nlist, email := d.recordKeys(r)
+				out[i] = sealed{id: id, blob: blob, email: email, keys: packKeys(keys), lkeys: packKeys(keys[nlist:]), rec: r}
 			}
 		}()
 	}
@@ -301,9 +307,9 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 			if p.email != 0 {
 				email = p.email
 			}
-			args = append(args, base+int64(start+i)+1, now, email, p.keys)
+			args = append(args, base+int64(start+i)+1, now, email, p.keys, p.lkeys)
 		}
-		if err := l.exec(ctx, tx, stmts, "stage", len(chunk), 4, stageColumns, args); err != nil {
+		if err := l.exec(ctx, tx, stmts, "stage", len(chunk), 5, stageColumns, args); err != nil {
 			return AddResult{}, err
 		}
 	}
@@ -342,7 +348,6 @@ func (l *Loader) Flush(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("commit index build: %w", err)
 	}
 	l.staged = 0
-	l.d.dropCache()
 	return dups, nil
 }
 
@@ -376,9 +381,9 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",
 //  1. identities: staged records whose id is new enter darkweb_ids (the
 //     lowest seq of an id wins); the others are duplicates and are
 //     deleted with their staged rows;
-//  2. the index rows of every staged key;
-//  3. listing counts: credentials per email domain, and the email–domain
-//     pairs not seen before (codeEmailSeen) per domain;
+//  2. listing counts: credentials per email domain, and per email domain
+//     the distinct emails whose search key is not stored yet;
+//  3. the index rows of every staged key;
 //  4. the stage is emptied.
 //
 // It returns the number of duplicates removed.
@@ -428,24 +433,23 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx) (int, error) {
 			return 0, err
 		}
 	}
-	lo17, lo18, lo19 := codeLo(codeCredDomain), codeLo(codeDomainEmail), codeLo(codeEmailSeen)
+	lo17, lo18 := codeLo(codeCredDomain), codeLo(codeDomainEmail)
 	in := func(lo int64) string { return fmt.Sprintf(`%s >= %d AND %s < %d`, v, lo, v, lo+1<<56) }
-	if _, err := exec("index rows", ignore(fmt.Sprintf(`darkweb_index (k, d, rec, x)
-		SELECT %s, s.d, s.seq, CASE WHEN %s THEN s.email END FROM %s ORDER BY 1, 2, 3`, v, in(lo18), from), "k, d, rec")); err != nil {
-		return 0, err
-	}
+	lfrom := strings.Replace(from, "s.keys", "s.lkeys", 1)
 	upsert := ` ON CONFLICT (k) DO UPDATE SET n = darkweb_counts.n + excluded.n`
 	if _, err := exec("credential counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
-		SELECT %s, COUNT(*) FROM %s WHERE %s GROUP BY %s`, v, from, in(lo17), v)+upsert); err != nil {
+		SELECT %s, COUNT(*) FROM %s WHERE %s GROUP BY %s`, v, lfrom, in(lo17), v)+upsert); err != nil {
 		return 0, err
 	}
-	pairs := fmt.Sprintf(`SELECT DISTINCT ((%s) & %d) | %d AS sk, s.email AS x FROM %s WHERE %s`, v, keyMask, lo19, from, in(lo18))
+	// Before the index rows: an email is new when its search key is not
+	// stored yet.
 	if _, err := exec("email counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
-		SELECT (p.sk & %d) | %d, COUNT(*) FROM (%s) p
-		WHERE NOT EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = p.sk AND i.d = 0 AND i.rec = p.x) GROUP BY p.sk`, keyMask, lo18, pairs)+upsert); err != nil {
+		SELECT %s, COUNT(DISTINCT s.email) FROM %s WHERE %s
+		AND NOT EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email) GROUP BY %s`, v, lfrom, in(lo18), v)+upsert); err != nil {
 		return 0, err
 	}
-	if _, err := exec("email pairs", ignore(`darkweb_index (k, d, rec) SELECT p.sk, 0, p.x FROM (`+pairs+`) p ORDER BY 1, 3`, "k, d, rec")); err != nil {
+	if _, err := exec("index rows", ignore(fmt.Sprintf(`darkweb_index (k, d, rec, x)
+		SELECT %s, s.d, s.seq, CASE WHEN %s THEN s.email END FROM %s ORDER BY 1, 2, 3`, v, in(lo18), from), "k, d, rec")); err != nil {
 		return 0, err
 	}
 	if _, err := exec("stage", `DELETE FROM darkweb_stage`); err != nil {
@@ -493,12 +497,13 @@ func (d *Store) finishPending(ctx context.Context) error {
 			return err
 		}
 		for i := range recs {
-			keys, email := d.recordKeys(&recs[i].Record)
+			keys, nlist, email := d.recordKeys(&recs[i].Record)
 			var e any
 			if email != 0 {
 				e = email
 			}
-			if _, err := tx.ExecContext(ctx, d.s.Rebind(`UPDATE darkweb_stage SET email = ?, keys = ? WHERE seq = ?`), e, packKeys(keys), got[i].seq); err != nil {
+			if _, err := tx.ExecContext(ctx, d.s.Rebind(`UPDATE darkweb_stage SET email = ?, keys = ?, lkeys = ? WHERE seq = ?`),
+				e, packKeys(keys), packKeys(keys[nlist:]), got[i].seq); err != nil {
 				tx.Rollback()
 				return fmt.Errorf("stage keys: %w", err)
 			}
@@ -518,7 +523,6 @@ func (d *Store) finishPending(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit index build: %w", err)
 	}
-	d.dropCache()
 	return nil
 }
 

@@ -45,6 +45,7 @@ CREATE TABLE darkweb_stage (
     seq BIGINT PRIMARY KEY,
     d BIGINT NOT NULL,
     email BIGINT,
-    keys TEXT
+    keys TEXT,
+    lkeys TEXT
 );
 INSERT INTO darkweb_stage (seq, d) SELECT seq, date_added FROM darkweb_records;

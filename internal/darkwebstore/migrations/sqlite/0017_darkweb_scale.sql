@@ -40,8 +40,7 @@ CREATE TABLE darkweb_ids (
 -- One row per (blind index, record), newest first within a key: a search
 -- is one backward range scan. Codes 17 and 18 are the listing rows of an
 -- email domain (records with a secret; records with an email, x holding
--- the email's key); code 19 rows (d = 0, rec = the email's key) are the
--- distinct email-domain pairs that discovered-emails counts.
+-- the email's key).
 CREATE TABLE darkweb_index (
     k INTEGER NOT NULL,
     d INTEGER NOT NULL,
@@ -57,12 +56,14 @@ CREATE TABLE darkweb_counts (
 );
 
 -- Records stored but not yet indexed: the packed keys (a JSON array of
--- integers; NULL: compute from the decrypted record at unlock) and the
+-- integers; NULL: compute from the decrypted record at unlock), the
+-- listing keys among them again (the counts read only those) and the
 -- email's key. Emptied by every build.
 CREATE TABLE darkweb_stage (
     seq INTEGER PRIMARY KEY,
     d INTEGER NOT NULL,
     email INTEGER,
-    keys TEXT
+    keys TEXT,
+    lkeys TEXT
 );
 INSERT INTO darkweb_stage (seq, d) SELECT seq, date_added FROM darkweb_records;
