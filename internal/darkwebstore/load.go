@@ -551,11 +551,15 @@ const indexPerInsert = 500
 // integers a small fraction of that. The staged rows are read once, in
 // seq order (the table's own order).
 func insertSorted(ctx context.Context, tx *sql.Tx) error {
+	var staged int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage`).Scan(&staged); err != nil {
+		return fmt.Errorf("index build: read stage: %w", err)
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT seq, d, email, keys FROM darkweb_stage`)
 	if err != nil {
 		return fmt.Errorf("index build: read stage: %w", err)
 	}
-	var all []indexRow
+	all := make([]indexRow, 0, 14*staged) // about 12 keys a record
 	lo18, hi18 := codeLo(codeDomainEmail), codeLo(codeDomainEmail+1)
 	for rows.Next() {
 		var seq, d int64
