@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/periscope-oss/periscope/internal/breach"
 )
@@ -137,7 +138,9 @@ type sealed struct {
 	email int64
 	keys  string // every key, packed
 	lkeys string // the listing keys, packed
-	rec   *breach.Record
+	// The record's clear columns (copied: a Loader writes after Add
+	// returns, when the caller may have reused its records).
+	breach, breachDate, source string
 }
 
 // seal computes ids, blobs and keys of recs on every core (AES-GCM, a
@@ -162,7 +165,7 @@ func (d *Store) seal(recs []breach.Record) ([]sealed, error) {
 					return
 				}
 				keys, nlist, email := d.recordKeys(r)
-				out[i] = sealed{id: id, blob: blob, email: email, keys: packKeys(keys), lkeys: packKeys(keys[nlist:]), rec: r}
+				out[i] = sealed{id: id, blob: blob, email: email, keys: packKeys(keys), lkeys: packKeys(keys[nlist:]), breach: r.Breach, breachDate: r.BreachDate, source: r.Source}
 			}
 		}()
 	}
@@ -177,6 +180,13 @@ func (d *Store) seal(recs []breach.Record) ([]sealed, error) {
 type Loader struct {
 	d    *Store
 	conn *sql.Conn
+	// writing is set while a batch's transaction runs in the background;
+	// written receives its error.
+	writing bool
+	written chan error
+	// busy is the time spent in the connection's transactions (the
+	// single writer's share of a load).
+	busy time.Duration
 	// buildEvery is how many staged records trigger a build (0: only
 	// Flush and Close build).
 	buildEvery int
@@ -210,14 +220,31 @@ func (d *Store) Loader(ctx context.Context) (*Loader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dark-web loader: %w", err)
 	}
-	return &Loader{d: d, conn: c, buildEvery: DefaultBuildEvery}, nil
+	return &Loader{d: d, conn: c, buildEvery: DefaultBuildEvery, written: make(chan error, 1)}, nil
+}
+
+// WriterTime is the time the loader's connection has spent in its
+// transactions: the single writer's share of a load.
+func (l *Loader) WriterTime() time.Duration {
+	l.wait()
+	return l.busy
+}
+
+// wait waits for the batch being written, if any, and returns its error.
+func (l *Loader) wait() error {
+	if !l.writing {
+		return nil
+	}
+	l.writing = false
+	return <-l.written
 }
 
 // SetBuildEvery sets how many staged records trigger a build inside Add
 // (0: only Flush and Close build).
 func (l *Loader) SetBuildEvery(n int) { l.buildEvery = n }
 
-// Close indexes what is staged and releases the loader's connection.
+// Close finishes the batch being written, indexes what is staged and
+// releases the loader's connection.
 func (l *Loader) Close() error {
 	_, err := l.Flush(context.Background())
 	return errors.Join(err, l.conn.Close())
@@ -233,8 +260,11 @@ func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error
 	}
 	defer l.conn.Close()
 	res, err := l.Add(ctx, recs)
+	if err == nil {
+		err = l.wait()
+	}
 	if err != nil {
-		return res, err
+		return AddResult{}, err
 	}
 	dups, err := l.Flush(ctx)
 	res.Added -= dups
@@ -244,10 +274,13 @@ func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error
 
 // Add stores a batch: the sealed records are appended (an ascending seq,
 // so the table grows at its end) with their packed keys staged beside
-// them. A batch is searchable once built (Flush, Close, or every
-// buildEvery records); the records that the build finds already stored are
-// then removed and counted as duplicates in the result of the Add that
-// built them (or of Flush). Duplicates within a batch are counted at once.
+// them, in one transaction (all or none). The transaction runs in the
+// background while the caller reads its next batch and Add seals it; its
+// error is returned by the next Add, Flush or Close. A batch is
+// searchable once built (Flush, Close, or every buildEvery records); the
+// records that the build finds already stored are then removed and
+// counted as duplicates in the result of the Add that built them (or of
+// Flush). Duplicates within a batch are counted at once.
 func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, error) {
 	var res AddResult
 	d := l.d
@@ -265,59 +298,14 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 		seen[string(p.id)] = true
 		batch = append(batch, p)
 	}
+	if err := l.wait(); err != nil {
+		return AddResult{}, err
+	}
 	if len(batch) == 0 {
 		return res, nil
 	}
-	now := d.s.Now().Unix()
-	keyID := d.keys.ID()
-	tx, err := l.conn.BeginTx(ctx, nil)
-	if err != nil {
-		return AddResult{}, fmt.Errorf("begin transaction: %w", err)
-	}
-	defer tx.Rollback()
-	if d.s.Engine() != "sqlite" {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lockDarkweb); err != nil {
-			return AddResult{}, fmt.Errorf("dark-web writer lock: %w", err)
-		}
-	}
-	var base int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM darkweb_records`).Scan(&base); err != nil {
-		return AddResult{}, fmt.Errorf("read last record: %w", err)
-	}
-	stmts := map[string]*sql.Stmt{}
-	defer func() {
-		for _, st := range stmts {
-			st.Close()
-		}
-	}()
-	args := make([]any, 0, 8*recordsPerInsert)
-	for start := 0; start < len(batch); start += recordsPerInsert {
-		chunk := batch[start:min(start+recordsPerInsert, len(batch))]
-		args = args[:0]
-		for i, p := range chunk {
-			args = append(args, base+int64(start+i)+1, p.id, keyID, p.blob, p.rec.Breach, p.rec.BreachDate, p.rec.Source, now)
-		}
-		if err := l.exec(ctx, tx, stmts, "records", len(chunk), 8, recordColumns, args); err != nil {
-			return AddResult{}, err
-		}
-	}
-	for start := 0; start < len(batch); start += stagePerInsert {
-		chunk := batch[start:min(start+stagePerInsert, len(batch))]
-		args = args[:0]
-		for i, p := range chunk {
-			var email any
-			if p.email != 0 {
-				email = p.email
-			}
-			args = append(args, base+int64(start+i)+1, now, email, p.keys, p.lkeys)
-		}
-		if err := l.exec(ctx, tx, stmts, "stage", len(chunk), 5, stageColumns, args); err != nil {
-			return AddResult{}, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return AddResult{}, fmt.Errorf("commit: %w", err)
-	}
+	l.writing = true
+	go func() { l.written <- l.write(ctx, batch) }()
 	res.Added = len(batch)
 	l.staged += len(batch)
 	if l.buildEvery > 0 && l.staged >= l.buildEvery {
@@ -331,12 +319,76 @@ func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, erro
 	return res, nil
 }
 
+// write appends a sealed batch and stages its keys in one transaction.
+func (l *Loader) write(ctx context.Context, batch []sealed) error {
+	d := l.d
+	start := time.Now()
+	defer func() { l.busy += time.Since(start) }()
+	now := d.s.Now().Unix()
+	keyID := d.keys.ID()
+	tx, err := l.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer tx.Rollback()
+	if d.s.Engine() != "sqlite" {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lockDarkweb); err != nil {
+			return fmt.Errorf("dark-web writer lock: %w", err)
+		}
+	}
+	var base int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM darkweb_records`).Scan(&base); err != nil {
+		return fmt.Errorf("read last record: %w", err)
+	}
+	stmts := map[string]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	args := make([]any, 0, 8*recordsPerInsert)
+	for start := 0; start < len(batch); start += recordsPerInsert {
+		chunk := batch[start:min(start+recordsPerInsert, len(batch))]
+		args = args[:0]
+		for i, p := range chunk {
+			args = append(args, base+int64(start+i)+1, p.id, keyID, p.blob, p.breach, p.breachDate, p.source, now)
+		}
+		if err := l.exec(ctx, tx, stmts, "records", len(chunk), 8, recordColumns, args); err != nil {
+			return err
+		}
+	}
+	for start := 0; start < len(batch); start += stagePerInsert {
+		chunk := batch[start:min(start+stagePerInsert, len(batch))]
+		args = args[:0]
+		for i, p := range chunk {
+			var email any
+			if p.email != 0 {
+				email = p.email
+			}
+			args = append(args, base+int64(start+i)+1, now, email, p.keys, p.lkeys)
+		}
+		if err := l.exec(ctx, tx, stmts, "stage", len(chunk), 5, stageColumns, args); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
 // Flush builds the index of what is staged (see build) and returns how
 // many staged records it found already stored (they are removed).
 func (l *Loader) Flush(ctx context.Context) (int, error) {
+	if err := l.wait(); err != nil {
+		l.staged = 0
+		return 0, err
+	}
 	if l.staged == 0 {
 		return 0, nil
 	}
+	start := time.Now()
+	defer func() { l.busy += time.Since(start) }()
 	tx, err := l.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("begin transaction: %w", err)
