@@ -59,6 +59,40 @@ func underDomains(email string, doms []string) bool {
 	return false
 }
 
+// A listing page deep in a domain would scan every row before it
+// (OFFSET). Clients walk pages in order, so the position where each page
+// ends is kept: the next page starts there, a seek instead of a scan. A
+// kept position is used only while the listing's total is what it was
+// (index rows are only ever added, so an unchanged total means no row
+// moved in or before the page).
+type pageAt struct {
+	total  int
+	d, rec int64
+}
+
+// pagesMax bounds the kept page positions (all are dropped when full).
+const pagesMax = 20000
+
+func pageKey(kind string, ks []any, q ListQuery, from, to int64, email string, offset int) string {
+	return fmt.Sprintf("%s|%v|%d|%d|%s|%d|%d", kind, ks, from, to, email, q.Limit, offset)
+}
+
+func (d *Store) pageStart(key string, total int) (pageAt, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p, ok := d.pages[key]
+	return p, ok && p.total == total
+}
+
+func (d *Store) keepPage(key string, p pageAt) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pages == nil || len(d.pages) >= pagesMax {
+		d.pages = map[string]pageAt{}
+	}
+	d.pages[key] = p
+}
+
 // count reads a listing total kept by the build.
 func (d *Store) count(ctx context.Context, k any) (int, error) {
 	var n int
@@ -111,16 +145,28 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	if len(ks) > 1 {
 		group = ` GROUP BY i.rec, i.d`
 	}
+	offset := q.Offset
+	pk := pageKey("credentials", ks, q, from, to, q.Email, q.Offset)
+	if at, ok := d.pageStart(pk, total); ok && q.Offset > 0 {
+		// The previous page ended here: seek instead of skipping.
+		w += ` AND (i.d < ? OR (i.d = ? AND i.rec < ?))`
+		args = append(args, at.d, at.d, at.rec)
+		offset = 0
+	}
 	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
 		FROM (SELECT i.rec, i.d FROM darkweb_index i WHERE`+w+group+`
 			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.seq = p.rec
-		ORDER BY p.d DESC, p.rec DESC`), append(args, q.Limit, q.Offset)...)
+		ORDER BY p.d DESC, p.rec DESC`), append(args, q.Limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
 	got, err := scanRows(rows)
 	if err != nil {
 		return nil, 0, err
+	}
+	if len(got) == q.Limit && q.Limit > 0 {
+		last := got[len(got)-1]
+		d.keepPage(pageKey("credentials", ks, q, from, to, q.Email, q.Offset+q.Limit), pageAt{total: total, d: last.dateAdded, rec: last.seq})
 	}
 	res, err := d.open(got)
 	if err != nil {
@@ -179,74 +225,34 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	}
 	// The page: the listing rows newest first (for one domain the primary
 	// key's backward order), each email kept at its first (latest) row,
-	// read until the page is full. No aggregate over the whole domain. The
-	// scan is bounded (a PostgreSQL client would otherwise receive every
-	// row of the domain) and widened when repeats of emails exhaust it.
+	// read until the page is full. No aggregate over the whole domain.
+	// From a kept page position (the previous page's end) the scan seeks
+	// there instead of skipping the emails before it; an email found
+	// there that has a row before the position was on an earlier page,
+	// and the page is then read again from the start.
+	pk := pageKey("emails", ks, q, from, to, q.Email, q.Offset)
+	at, seek := d.pageStart(pk, total)
+	seek = seek && q.Offset > 0
 	var out []EmailRow
 	var xs []int64
-	for bound := 2*(q.Offset+q.Limit) + 100; ; bound *= 4 {
-		out, xs = out[:0], xs[:0]
-		rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.x, i.d FROM darkweb_index i WHERE`+w+`
-			ORDER BY i.d DESC, i.rec DESC LIMIT ?`), append(args, bound)...)
+	var byEmail map[int64][]row
+	var lastD, lastRec int64
+	for {
+		var err error
+		out, xs, lastD, lastRec, err = d.emailsPage(ctx, w, args, q, at, seek)
 		if err != nil {
-			return nil, 0, fmt.Errorf("list emails: %w", err)
-		}
-		distinct := map[int64]bool{}
-		read := 0
-		for len(out) < q.Limit && rows.Next() {
-			read++
-			var x, at int64
-			if err := rows.Scan(&x, &at); err != nil {
-				rows.Close()
-				return nil, 0, err
-			}
-			if distinct[x] {
-				continue
-			}
-			distinct[x] = true
-			if len(distinct) <= q.Offset {
-				continue
-			}
-			out = append(out, EmailRow{ID: fmt.Sprintf("%016x", uint64(x)), LastSeen: at})
-			xs = append(xs, x)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return nil, 0, err
 		}
-		if len(out) == q.Limit || read < bound {
-			break // the page is full, or the rows ran out before the bound
+		if byEmail, err = d.emailRecords(ctx, xs); err != nil {
+			return nil, 0, err
 		}
+		if !seek || !repeats(byEmail, at, from, to) {
+			break
+		}
+		seek = false
 	}
-	// The records of the page's emails (their email search rows), a chunk
-	// of emails per query.
-	byEmail := map[int64][]row{}
-	for start := 0; start < len(xs); start += 500 {
-		chunk := xs[start:min(start+500, len(xs))]
-		args := make([]any, len(chunk))
-		for i, c := range chunk {
-			args[i] = c
-		}
-		rs, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-			FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (`+marks(len(args))+`)`), args...)
-		if err != nil {
-			return nil, 0, err
-		}
-		for rs.Next() {
-			var r row
-			var k int64
-			var id []byte
-			if err := rs.Scan(&k, &r.seq, &id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded); err != nil {
-				rs.Close()
-				return nil, 0, err
-			}
-			r.id = hex.EncodeToString(id)
-			byEmail[k] = append(byEmail[k], r)
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil {
-			return nil, 0, err
-		}
+	if len(out) == q.Limit && q.Limit > 0 {
+		d.keepPage(pageKey("emails", ks, q, from, to, q.Email, q.Offset+q.Limit), pageAt{total: total, d: lastD, rec: lastRec})
 	}
 	kept := out[:0]
 	for i, x := range xs {
@@ -396,4 +402,101 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 	d.dropCache()
 	d.keys = next
 	return d.finishPending(ctx)
+}
+
+// emailsPage reads the page's distinct emails from the listing rows: after
+// the emails of the pages before it (offset), or from a kept position
+// (seek). It returns the position of the last row read.
+func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuery, at pageAt, seek bool) (out []EmailRow, xs []int64, lastD, lastRec int64, err error) {
+	offset := q.Offset
+	if seek {
+		w += ` AND (i.d < ? OR (i.d = ? AND i.rec < ?))`
+		args = append(append([]any{}, args...), at.d, at.d, at.rec)
+		offset = 0
+	}
+	// The scan is bounded (a PostgreSQL client would otherwise receive
+	// every row of the domain) and widened when repeats of emails exhaust
+	// it.
+	for bound := 2*(offset+q.Limit) + 100; ; bound *= 4 {
+		out, xs = out[:0], xs[:0]
+		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT i.x, i.d, i.rec FROM darkweb_index i WHERE`+w+`
+			ORDER BY i.d DESC, i.rec DESC LIMIT ?`), append(args, bound)...)
+		if err != nil {
+			return nil, nil, 0, 0, fmt.Errorf("list emails: %w", err)
+		}
+		distinct := map[int64]bool{}
+		read := 0
+		for len(out) < q.Limit && rows.Next() {
+			read++
+			var x, at, rec int64
+			if err := rows.Scan(&x, &at, &rec); err != nil {
+				rows.Close()
+				return nil, nil, 0, 0, err
+			}
+			lastD, lastRec = at, rec
+			if distinct[x] {
+				continue
+			}
+			distinct[x] = true
+			if len(distinct) <= offset {
+				continue
+			}
+			out = append(out, EmailRow{ID: fmt.Sprintf("%016x", uint64(x)), LastSeen: at})
+			xs = append(xs, x)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, 0, 0, err
+		}
+		if len(out) == q.Limit || read < bound {
+			return out, xs, lastD, lastRec, nil // the page is full, or the rows ran out before the bound
+		}
+	}
+}
+
+// emailRecords reads the records of emails (their email search rows), a
+// chunk of emails per query.
+func (d *Store) emailRecords(ctx context.Context, xs []int64) (map[int64][]row, error) {
+	byEmail := map[int64][]row{}
+	for start := 0; start < len(xs); start += 500 {
+		chunk := xs[start:min(start+500, len(xs))]
+		args := make([]any, len(chunk))
+		for i, c := range chunk {
+			args[i] = c
+		}
+		rs, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+			FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (`+marks(len(args))+`)`), args...)
+		if err != nil {
+			return nil, err
+		}
+		for rs.Next() {
+			var r row
+			var k int64
+			var id []byte
+			if err := rs.Scan(&k, &r.seq, &id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			r.id = hex.EncodeToString(id)
+			byEmail[k] = append(byEmail[k], r)
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return byEmail, nil
+}
+
+// repeats reports whether an email of the page has a record in the window
+// before the position at (the email was listed on an earlier page).
+func repeats(byEmail map[int64][]row, at pageAt, from, to int64) bool {
+	for _, rs := range byEmail {
+		for _, r := range rs {
+			if r.dateAdded >= from && r.dateAdded <= to && (r.dateAdded > at.d || (r.dateAdded == at.d && r.seq >= at.rec)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -42,6 +42,7 @@ type Store struct {
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
+	pages map[string]pageAt // where listing pages end (listing.go)
 }
 
 // CacheTTL is how long a search answer is reused (24 hours, README "Dark-web breach intelligence").
