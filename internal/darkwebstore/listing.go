@@ -96,7 +96,11 @@ func (d *Store) keepPage(key string, p pageAt) {
 // count reads a listing total kept by the build.
 func (d *Store) count(ctx context.Context, k any) (int, error) {
 	var n int
-	err := d.s.DB().QueryRowContext(ctx, d.s.Rebind(`SELECT n FROM darkweb_counts WHERE k = ?`), k).Scan(&n)
+	row, err := d.s.QueryRowPrepared(ctx, `SELECT n FROM darkweb_counts WHERE k = ?`, k)
+	if err != nil {
+		return 0, err
+	}
+	err = row.Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -153,10 +157,10 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 		args = append(args, at.d, at.d, at.rec)
 		offset = 0
 	}
-	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+	rows, err := d.query(ctx, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
 		FROM (SELECT i.rec, i.d FROM darkweb_index i WHERE`+w+group+`
 			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.seq = p.rec
-		ORDER BY p.d DESC, p.rec DESC`), append(args, q.Limit, offset)...)
+		ORDER BY p.d DESC, p.rec DESC`, append(args, q.Limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
@@ -419,8 +423,8 @@ func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuer
 	// it.
 	for bound := 2*(offset+q.Limit) + 100; ; bound *= 4 {
 		out, xs = out[:0], xs[:0]
-		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT i.x, i.d, i.rec FROM darkweb_index i WHERE`+w+`
-			ORDER BY i.d DESC, i.rec DESC LIMIT ?`), append(args, bound)...)
+		rows, err := d.query(ctx, `SELECT i.x, i.d, i.rec FROM darkweb_index i WHERE`+w+`
+			ORDER BY i.d DESC, i.rec DESC LIMIT ?`, append(args, bound)...)
 		if err != nil {
 			return nil, nil, 0, 0, fmt.Errorf("list emails: %w", err)
 		}
@@ -464,8 +468,8 @@ func (d *Store) emailRecords(ctx context.Context, xs []int64) (map[int64][]row, 
 		for i, c := range chunk {
 			args[i] = c
 		}
-		rs, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-			FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (`+marks(len(args))+`)`), args...)
+		rs, err := d.query(ctx, `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+			FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (`+marks(len(args))+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
