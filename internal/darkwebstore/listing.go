@@ -153,8 +153,8 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	pk := pageKey("credentials", ks, q, from, to, q.Email, q.Offset)
 	if at, ok := d.pageStart(pk, total); ok && q.Offset > 0 {
 		// The previous page ended here: seek instead of skipping.
-		w += ` AND (i.d < ? OR (i.d = ? AND i.rec < ?))`
-		args = append(args, at.d, at.d, at.rec)
+		w += ` AND (i.d, i.rec) < (?, ?)`
+		args = append(args, at.d, at.rec)
 		offset = 0
 	}
 	rows, err := d.query(ctx, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
@@ -414,8 +414,8 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuery, at pageAt, seek bool) (out []EmailRow, xs []int64, lastD, lastRec int64, err error) {
 	offset := q.Offset
 	if seek {
-		w += ` AND (i.d < ? OR (i.d = ? AND i.rec < ?))`
-		args = append(append([]any{}, args...), at.d, at.d, at.rec)
+		w += ` AND (i.d, i.rec) < (?, ?)`
+		args = append(append([]any{}, args...), at.d, at.rec)
 		offset = 0
 	}
 	// The scan is bounded (a PostgreSQL client would otherwise receive

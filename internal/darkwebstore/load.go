@@ -377,6 +377,10 @@ func (l *Loader) write(ctx context.Context, batch []sealed) error {
 	return nil
 }
 
+// analyzeAfter is how many records a build adds before the PostgreSQL
+// tables are vacuumed and analysed (autovacuum may come much later).
+const analyzeAfter = 50_000
+
 // Flush builds the index of what is staged (see build) and returns how
 // many staged records it found already stored (they are removed).
 func (l *Loader) Flush(ctx context.Context) (int, error) {
@@ -401,7 +405,16 @@ func (l *Loader) Flush(ctx context.Context) (int, error) {
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("commit index build: %w", err)
 	}
+	built := l.staged
 	l.staged = 0
+	if q := l.d.s.Dialect().VacuumAnalyze("darkweb_records", "darkweb_ids", "darkweb_index", "darkweb_counts"); q != "" && built >= analyzeAfter {
+		// PostgreSQL: planner statistics for the grown tables (a listing
+		// planned on an empty table's statistics sorts the whole domain)
+		// and the visibility map that index-only scans need.
+		if _, err := l.conn.ExecContext(ctx, q); err != nil {
+			return dups, fmt.Errorf("analyze after index build: %w", err)
+		}
+	}
 	return dups, nil
 }
 
