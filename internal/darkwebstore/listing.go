@@ -468,8 +468,17 @@ func (d *Store) emailRecords(ctx context.Context, xs []int64) (map[int64][]row, 
 		for i, c := range chunk {
 			args[i] = c
 		}
-		rs, err := d.query(ctx, `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-			FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (`+marks(len(args))+`)`, args...)
+		q := `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+			FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (` + marks(len(args)) + `)`
+		if d.s.Engine() != "sqlite" {
+			// One array parameter: a prepared statement's generic plan
+			// for 500 scalar parameters hash-joined the whole records
+			// table (200 ms a page at a million records).
+			q = `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+				FROM unnest(?::bigint[]) u(k) JOIN darkweb_index i ON i.k = u.k JOIN darkweb_records r ON r.seq = i.rec`
+			args = []any{chunk}
+		}
+		rs, err := d.query(ctx, q, args...)
 		if err != nil {
 			return nil, err
 		}
