@@ -440,17 +440,17 @@ func (l *Loader) exec(ctx context.Context, tx *sql.Tx, stmts map[string]*sql.Stm
 
 func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
-// build turns what is staged into index rows, in tx, with set-based
-// statements whose inserts are sorted by key (so they land in key order:
-// appends on a fresh index, page by page on a grown one) and cost no Go
-// per row:
+// build turns what is staged into index rows, in tx, with inserts sorted
+// by key (so they land in key order: appends on a fresh index, page by
+// page on a grown one):
 //
 //  1. identities: staged records whose id is new enter darkweb_ids (the
 //     lowest seq of an id wins); the others are duplicates and are
 //     deleted with their staged rows;
 //  2. listing counts: credentials per email domain, and per email domain
 //     the distinct emails whose search key is not stored yet;
-//  3. the index rows of every staged key;
+//  3. the index rows of every staged key (sorted in Go on SQLite, see
+//     insertSorted; one set-based statement on PostgreSQL);
 //  4. the stage is emptied.
 //
 // It returns the number of duplicates removed.
