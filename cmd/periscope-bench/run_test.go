@@ -110,3 +110,22 @@ func TestUsageErrors(t *testing.T) {
 		t.Errorf("help: %v\n%s", err, out)
 	}
 }
+
+// gen-darkweb writes as many records as asked in the layout asked, the
+// same for the same seed, and refuses a layout it does not write.
+func TestGenDarkweb(t *testing.T) {
+	out, _, err := runBench(t, "gen-darkweb", "--count", "7")
+	if err != nil || strings.Count(out, "\n") != 7 || !strings.Contains(out, "@example.") {
+		t.Fatalf("combolist: %q %v", out, err)
+	}
+	again, _, _ := runBench(t, "gen-darkweb", "--count", "7")
+	if again != out {
+		t.Fatal("same seed, different file")
+	}
+	if csv, _, err := runBench(t, "gen-darkweb", "--kind", "breach-csv", "--count", "3"); err != nil || strings.Count(csv, "\n") != 4 {
+		t.Fatalf("breach-csv (header and 3 rows): %q %v", csv, err)
+	}
+	if _, _, err := runBench(t, "gen-darkweb", "--kind", "stealer"); err == nil {
+		t.Fatal("unknown kind accepted")
+	}
+}

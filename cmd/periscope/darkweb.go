@@ -329,6 +329,17 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 		refused = refused || err != nil && !errors.Is(err, breach.ErrIncomplete)
 		return err
 	})
+	// The records are stored; the build indexes them in bulk and finds
+	// those already stored (README "Dark-web breach intelligence").
+	dups, err := load.Flush(ctx)
+	r.sum.Added -= dups
+	r.sum.Duplicates += dups
+	if err != nil {
+		refused = true
+		if firstErr == nil {
+			firstErr = fmt.Errorf("ingest %s: index build: %w", kind, err)
+		}
+	}
 	r.prog.done()
 	printDarkwebSummary(e.stdout, kind, len(pos), r.sum, time.Since(start))
 	if firstErr != nil && !refused {

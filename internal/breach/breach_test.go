@@ -365,3 +365,31 @@ func TestSealedRecordRoundTrip(t *testing.T) {
 		t.Fatal("a truncated blob decoded")
 	}
 }
+
+// Terms indexes a cleaned E.164 phone without parsing it again: that is
+// only right if normalising it gives it back unchanged.
+func TestTermsE164PhoneIsNormalised(t *testing.T) {
+	var n Normalizer
+	for _, raw := range []string{"(202) 555-0143", "+1 202 555 0199", "+44 20 7946 0958", "+33 1 99 00 12 34", "020 7946 0000"} {
+		r := Record{Phone: raw, Email: "a@example.com"}
+		if err := n.Clean(&r); err != nil {
+			t.Fatal(err)
+		}
+		want, err := n.Normalize(Phone, r.Phone)
+		if err != nil {
+			t.Fatalf("%q: %v", r.Phone, err)
+		}
+		found := false
+		for _, tm := range n.Terms(&r) {
+			if tm.Type == Phone {
+				found = tm.Value == want
+			}
+		}
+		if !found {
+			t.Fatalf("%q cleaned to %q: phone term is not %q", raw, r.Phone, want)
+		}
+	}
+	if isE164("+0123456789") || isE164("+1202555") || !isE164("+12025550143") || isE164("12025550143") {
+		t.Fatal("isE164")
+	}
+}

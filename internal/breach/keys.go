@@ -11,8 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"io/fs"
 	"os"
+	"sync"
 )
 
 // Keyring holds a master key and the keys derived from it with HKDF-SHA256:
@@ -29,6 +32,9 @@ type Keyring struct {
 	check []byte
 	root  string  // id of the key of the blind indexes
 	ring  *keySet // every key that opens records, shared by merges
+	// macs keeps keyed HMAC states per type for reuse (setting up an
+	// HMAC is as costly as hashing a short value).
+	macs map[Type]*sync.Pool
 }
 
 // KeySize is the master key's length in bytes.
@@ -55,8 +61,11 @@ func NewKeyring(master []byte) (*Keyring, error) {
 		return nil, err
 	}
 	k := &Keyring{aead: aead, index: map[Type][]byte{}, ident: derive("identity"), check: derive("check")}
+	k.macs = map[Type]*sync.Pool{}
 	for _, t := range append(Types, EmailDomain) {
-		k.index[t] = derive("index " + string(t))
+		key := derive("index " + string(t))
+		k.index[t] = key
+		k.macs[t] = &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}
 	}
 	k.id = hex.EncodeToString(derive("key id")[:8])
 	k.root = k.id
@@ -78,9 +87,18 @@ func (k *Keyring) Check() []byte {
 
 // Index returns the blind index of a normalised value of type t.
 func (k *Keyring) Index(t Type, v string) []byte {
-	m := hmac.New(sha256.New, k.index[t])
-	m.Write([]byte(v))
-	return m.Sum(nil)
+	p := k.macs[t]
+	if p == nil {
+		m := hmac.New(sha256.New, k.index[t])
+		m.Write([]byte(v))
+		return m.Sum(nil)
+	}
+	m := p.Get().(hash.Hash)
+	m.Reset()
+	io.WriteString(m, v)
+	out := m.Sum(make([]byte, 0, sha256.Size))
+	p.Put(m)
+	return out
 }
 
 // RecordID returns the id of a cleaned record: the keyed hash of its

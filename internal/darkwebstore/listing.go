@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/breach"
-	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // ListQuery selects records under a set of email domains (each with its
@@ -24,21 +23,88 @@ type ListQuery struct {
 	Limit, Offset int
 }
 
-// scope returns the email-domain blind indexes of q's domains and the
-// date bounds.
-func (d *Store) scope(q ListQuery) (hs []any, from, to int64) {
+// scope returns the listing keys of q's domains for code, the normalised
+// domains and the date bounds.
+func (d *Store) scope(q ListQuery, code int) (ks []any, doms []string, from, to int64) {
 	for _, dom := range q.Domains {
 		v, err := d.norm.Normalize(breach.EmailDomain, dom)
 		if err != nil {
 			continue
 		}
-		hs = append(hs, d.index(breach.EmailDomain, v))
+		ks = append(ks, packKey(code, d.keys.Index(breach.EmailDomain, v)))
+		doms = append(doms, v)
 	}
 	to = q.To
 	if to <= 0 {
 		to = 1<<62 - 1
 	}
-	return hs, q.From, to
+	return ks, doms, q.From, to
+}
+
+// underDomains reports whether an email's domain is one of doms or a
+// subdomain of one: every listed record is checked after decrypting, so a
+// key another domain shares (56 bits of HMAC) never lists a record
+// outside the caller's domains.
+func underDomains(email string, doms []string) bool {
+	_, host, ok := strings.Cut(email, "@")
+	if !ok {
+		return false
+	}
+	host = strings.ToLower(host)
+	for _, d := range doms {
+		if host == d || strings.HasSuffix(host, "."+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// A listing page deep in a domain would scan every row before it
+// (OFFSET). Clients walk pages in order, so the position where each page
+// ends is kept: the next page starts there, a seek instead of a scan. A
+// kept position is used only while the listing's total is what it was
+// (index rows are only ever added, so an unchanged total means no row
+// moved in or before the page).
+type pageAt struct {
+	total  int
+	d, rec int64
+}
+
+// pagesMax bounds the kept page positions (all are dropped when full).
+const pagesMax = 20000
+
+func pageKey(kind string, ks []any, q ListQuery, from, to int64, email string, offset int) string {
+	return fmt.Sprintf("%s|%v|%d|%d|%s|%d|%d", kind, ks, from, to, email, q.Limit, offset)
+}
+
+func (d *Store) pageStart(key string, total int) (pageAt, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p, ok := d.pages[key]
+	return p, ok && p.total == total
+}
+
+func (d *Store) keepPage(key string, p pageAt) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pages == nil || len(d.pages) >= pagesMax {
+		d.pages = map[string]pageAt{}
+	}
+	d.pages[key] = p
+}
+
+// count reads a listing total kept by the build.
+func (d *Store) count(ctx context.Context, k any) (int, error) {
+	var n int
+	row, err := d.s.QueryRowPrepared(ctx, `SELECT n FROM darkweb_counts WHERE k = ?`, k)
+	if err != nil {
+		return 0, err
+	}
+	err = row.Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return n, err
 }
 
 // Credentials lists the records with a password or hash under q's
@@ -48,44 +114,53 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	if d.keys == nil {
 		return nil, 0, ErrLocked
 	}
-	hs, from, to := d.scope(q)
-	if len(hs) == 0 {
+	ks, doms, from, to := d.scope(q, codeCredDomain)
+	if len(ks) == 0 {
 		return []Result{}, 0, nil
 	}
 	db := d.s.DB()
-	w := ` i.type = ? AND i.hmac IN (` + marks(len(hs)) + `) AND i.date_added >= ? AND i.date_added <= ?`
-	args := append(append([]any{codeCredDomain}, hs...), from, to)
+	w := ` i.k IN (` + marks(len(ks)) + `) AND i.d >= ? AND i.d <= ?`
+	args := append(append([]any{}, ks...), from, to)
 	if q.Email != "" {
 		e, err := d.norm.Normalize(breach.Email, q.Email)
 		if err != nil {
 			return nil, 0, fmt.Errorf("email: %w", err)
 		}
-		w += ` AND i.record_id IN (SELECT id FROM darkweb_records WHERE email_idx = ?)`
-		args = append(args, d.index(breach.Email, e))
+		w += ` AND i.rec IN (SELECT rec FROM darkweb_index WHERE k = ?)`
+		args = append(args, d.key(breach.Email, e))
 	}
 	var total int
-	if len(hs) == 1 && q.Email == "" && q.From <= 0 && q.To <= 0 {
-		// One domain, no filter: the total kept at ingest.
-		err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT n FROM darkweb_counts WHERE code = ? AND hmac = ?`), codeCredDomain, hs[0]).Scan(&total)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, 0, fmt.Errorf("count credentials: %w", err)
-		}
-	} else if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
+	var err error
+	if len(ks) == 1 && q.Email == "" && q.From <= 0 && q.To <= 0 {
+		// One domain, no filter: the total kept by the build.
+		total, err = d.count(ctx, ks[0])
+	} else {
+		err = db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.rec) FROM darkweb_index i WHERE`+w), args...).Scan(&total)
+	}
+	if err != nil {
 		return nil, 0, fmt.Errorf("count credentials: %w", err)
 	}
-	// The page comes from the index alone, newest first (ties by record id
+	// The page comes from the index alone, newest first (ties by seq
 	// descending: the primary key's backward order, so for one domain the
-	// scan stops at the page); only the page's records are read. Several
-	// domains can index one record (a domain and its subdomain): GROUP BY
-	// keeps one row each.
+	// scan stops at the page); only the page's records are read, by seq.
+	// Several domains can index one record (a domain and its subdomain):
+	// GROUP BY keeps one row each.
 	group := ""
-	if len(hs) > 1 {
-		group = ` GROUP BY i.record_id, i.date_added`
+	if len(ks) > 1 {
+		group = ` GROUP BY i.rec, i.d`
 	}
-	rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-		FROM (SELECT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+group+`
-			ORDER BY i.date_added DESC, i.record_id DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.id = p.record_id
-		ORDER BY p.date_added DESC, p.record_id DESC`), append(args, q.Limit, q.Offset)...)
+	offset := q.Offset
+	pk := pageKey("credentials", ks, q, from, to, q.Email, q.Offset)
+	if at, ok := d.pageStart(pk, total); ok && q.Offset > 0 {
+		// The previous page ended here: seek instead of skipping.
+		w += ` AND (i.d, i.rec) < (?, ?)`
+		args = append(args, at.d, at.rec)
+		offset = 0
+	}
+	rows, err := d.query(ctx, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+		FROM (SELECT i.rec, i.d FROM darkweb_index i WHERE`+w+group+`
+			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.seq = p.rec
+		ORDER BY p.d DESC, p.rec DESC`, append(args, q.Limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
@@ -93,11 +168,21 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	if err != nil {
 		return nil, 0, err
 	}
+	if len(got) == q.Limit && q.Limit > 0 {
+		last := got[len(got)-1]
+		d.keepPage(pageKey("credentials", ks, q, from, to, q.Email, q.Offset+q.Limit), pageAt{total: total, d: last.dateAdded, rec: last.seq})
+	}
 	res, err := d.open(got)
 	if err != nil {
 		return nil, 0, err
 	}
-	return res, total, d.breachDates(ctx, res)
+	out := res[:0]
+	for _, r := range res {
+		if r.Record.HasSecret() && underDomains(r.Record.Email, doms) {
+			out = append(out, r)
+		}
+	}
+	return out, total, d.breachDates(ctx, out)
 }
 
 // EmailRow is one discovered email: first and last seen (date_added) and
@@ -116,144 +201,121 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	if d.keys == nil {
 		return nil, 0, ErrLocked
 	}
-	hs, from, to := d.scope(q)
-	if len(hs) == 0 {
+	ks, doms, from, to := d.scope(q, codeDomainEmail)
+	if len(ks) == 0 {
 		return []EmailRow{}, 0, nil
 	}
-	w := ` i.type = ? AND i.hmac IN (` + marks(len(hs)) + `) AND i.date_added >= ? AND i.date_added <= ?`
-	args := append(append([]any{codeDomainEmail}, hs...), from, to)
+	w := ` i.k IN (` + marks(len(ks)) + `) AND i.d >= ? AND i.d <= ?`
+	args := append(append([]any{}, ks...), from, to)
 	if q.Email != "" {
 		e, err := d.norm.Normalize(breach.Email, q.Email)
 		if err != nil {
 			return nil, 0, fmt.Errorf("email: %w", err)
 		}
-		w += ` AND i.record_id = ?`
-		args = append(args, d.index(breach.Email, e))
+		w += ` AND i.x = ?`
+		args = append(args, d.key(breach.Email, e))
 	}
 	db := d.s.DB()
 	var total int
-	if len(hs) == 1 && q.Email == "" && q.From <= 0 && q.To <= 0 {
-		// One domain, no filter: the count of distinct emails kept at ingest.
-		err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT n FROM darkweb_counts WHERE code = ? AND hmac = ?`), codeDomainEmail, hs[0]).Scan(&total)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, 0, fmt.Errorf("count emails: %w", err)
-		}
-	} else if err := db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.record_id) FROM darkweb_index i WHERE`+w), args...).Scan(&total); err != nil {
+	var err error
+	if len(ks) == 1 && q.Email == "" && q.From <= 0 && q.To <= 0 {
+		// One domain, no filter: the count of distinct emails kept by the build.
+		total, err = d.count(ctx, ks[0])
+	} else {
+		err = db.QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(DISTINCT i.x) FROM darkweb_index i WHERE`+w), args...).Scan(&total)
+	}
+	if err != nil {
 		return nil, 0, fmt.Errorf("count emails: %w", err)
 	}
 	// The page: the listing rows newest first (for one domain the primary
 	// key's backward order), each email kept at its first (latest) row,
-	// read until the page is full. No aggregate over the whole domain. The
-	// scan is bounded (a PostgreSQL client would otherwise receive every
-	// row of the domain) and widened when repeats of emails exhaust it.
+	// read until the page is full. No aggregate over the whole domain.
+	// From a kept page position (the previous page's end) the scan seeks
+	// there instead of skipping the emails before it; an email found
+	// there that has a row before the position was on an earlier page,
+	// and the page is then read again from the start.
+	pk := pageKey("emails", ks, q, from, to, q.Email, q.Offset)
+	at, seek := d.pageStart(pk, total)
+	seek = seek && q.Offset > 0
 	var out []EmailRow
-	var idxs [][]byte
-	for bound := 2*(q.Offset+q.Limit) + 100; ; bound *= 4 {
-		out, idxs = out[:0], idxs[:0]
-		rows, err := db.QueryContext(ctx, d.s.Rebind(`SELECT i.record_id, i.date_added FROM darkweb_index i WHERE`+w+`
-			ORDER BY i.date_added DESC, i.record_id DESC LIMIT ?`), append(args, bound)...)
-		if err != nil {
-			return nil, 0, fmt.Errorf("list emails: %w", err)
-		}
-		distinct := map[string]bool{}
-		read := 0
-		for len(out) < q.Limit && rows.Next() {
-			read++
-			var idx []byte
-			var at int64
-			if err := rows.Scan(&idx, &at); err != nil {
-				rows.Close()
-				return nil, 0, err
-			}
-			if distinct[string(idx)] {
-				continue
-			}
-			distinct[string(idx)] = true
-			if len(distinct) <= q.Offset {
-				continue
-			}
-			out = append(out, EmailRow{ID: hexID(idx), LastSeen: at})
-			idxs = append(idxs, idx)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, 0, err
-		}
-		if len(out) == q.Limit || read < bound {
-			break // the page is full, or the rows ran out before the bound
-		}
-	}
-	// The records of the page's emails, a chunk of emails per query.
-	byEmail := map[string][]row{}
-	for start := 0; start < len(idxs); start += 500 {
-		chunk := idxs[start:min(start+500, len(idxs))]
-		args := make([]any, len(chunk))
-		for i, c := range chunk {
-			args[i] = c
-		}
-		rs, err := db.QueryContext(ctx, d.s.Rebind(`SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added, r.email_idx
-			FROM darkweb_records r WHERE r.email_idx IN (`+marks(len(args))+`)`), args...)
+	var xs []int64
+	var byEmail map[int64][]row
+	var lastD, lastRec int64
+	for {
+		var err error
+		out, xs, lastD, lastRec, err = d.emailsPage(ctx, w, args, q, at, seek)
 		if err != nil {
 			return nil, 0, err
 		}
-		for rs.Next() {
-			var r row
-			var id, idx []byte
-			if err := rs.Scan(&id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded, &idx); err != nil {
-				rs.Close()
-				return nil, 0, err
-			}
-			r.id = hex.EncodeToString(id)
-			byEmail[string(idx)] = append(byEmail[string(idx)], r)
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil {
+		if byEmail, err = d.emailRecords(ctx, xs); err != nil {
 			return nil, 0, err
 		}
-	}
-	for i, idx := range idxs {
-		got := byEmail[string(idx)]
-		out[i].Breaches = []string{}
-		if len(got) == 0 {
-			continue
+		if !seek || !repeats(byEmail, at, from, to) {
+			break
 		}
+		seek = false
+	}
+	if len(out) == q.Limit && q.Limit > 0 {
+		d.keepPage(pageKey("emails", ks, q, from, to, q.Email, q.Offset+q.Limit), pageAt{total: total, d: lastD, rec: lastRec})
+	}
+	kept := out[:0]
+	for i, x := range xs {
+		e := out[i]
+		got := byEmail[x]
+		e.Breaches = []string{}
 		slices.SortFunc(got, func(a, b row) int {
 			if c := cmp.Compare(b.dateAdded, a.dateAdded); c != 0 {
 				return c
 			}
-			return strings.Compare(a.id, b.id)
+			return cmp.Compare(b.seq, a.seq)
 		})
-		first, err := d.open(got[:1])
-		if err != nil {
-			return nil, 0, err
-		}
-		out[i].Email = first[0].Record.Email
-		_, out[i].Domain, _ = strings.Cut(out[i].Email, "@")
-		out[i].FirstSeen = out[i].LastSeen
+		// The email is read from the newest of its records that is under
+		// the caller's domains (another email sharing the key is not).
+		var recs []row
 		for _, g := range got {
+			if e.Email == "" {
+				first, err := d.open([]row{g})
+				if err != nil {
+					return nil, 0, err
+				}
+				if !underDomains(first[0].Record.Email, doms) {
+					continue
+				}
+				e.Email = first[0].Record.Email
+			}
+			recs = append(recs, g)
+		}
+		if e.Email == "" {
+			continue
+		}
+		_, e.Domain, _ = strings.Cut(e.Email, "@")
+		e.FirstSeen = e.LastSeen
+		for _, g := range recs {
 			if g.dateAdded >= from && g.dateAdded <= to {
-				out[i].FirstSeen = min(out[i].FirstSeen, g.dateAdded)
+				e.FirstSeen = min(e.FirstSeen, g.dateAdded)
 			}
-			if g.breach != "" && !slices.Contains(out[i].Breaches, g.breach) {
-				out[i].Breaches = append(out[i].Breaches, g.breach)
+			if g.breach != "" && !slices.Contains(e.Breaches, g.breach) {
+				e.Breaches = append(e.Breaches, g.breach)
 			}
-			if g.breachDate > out[i].BreachDate {
-				out[i].BreachDate = g.breachDate
+			if g.breachDate > e.BreachDate {
+				e.BreachDate = g.breachDate
 			}
 		}
+		kept = append(kept, e)
 	}
-	if out == nil {
-		out = []EmailRow{}
+	if kept == nil {
+		kept = []EmailRow{}
 	}
-	return out, total, nil
+	return kept, total, nil
 }
 
-// Rotate re-seals every record sealed with old under next: new ids, new
-// blobs, new blind indexes, in batches of one transaction each. It is
-// resumable: an interrupted rotation is finished by running it again with
-// the same two keys. The server must be stopped while it runs (searches
-// would miss the records already moved). progress, when set, is told how
-// many records are done.
+// Rotate re-seals every record sealed with old under next (new ids, new
+// blobs, in batches of one transaction each), then rebuilds every blind
+// index under the new key and makes it the active one. It is resumable:
+// an interrupted rotation is finished by running it again with the same
+// two keys. The server must be stopped while it runs (searches would miss
+// the records already moved). progress, when set, is told how many
+// records are done.
 func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress func(done int)) error {
 	var active string
 	if err := d.s.DB().QueryRowContext(ctx, `SELECT key_id FROM darkweb_keys WHERE active = 1`).Scan(&active); err != nil {
@@ -270,15 +332,13 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 		}
 	}
 	src := &Store{s: d.s, keys: old, norm: d.norm}
-	dst := &Store{s: d.s, keys: next, norm: d.norm}
 	done := 0
-	// A keyset walk of the primary key (no index on key_id: it would cost
-	// every insert). Re-sealed records get new random ids, some after the
-	// cursor, and are skipped by the key_id filter.
-	cursor := []byte{}
+	// A keyset walk of the records by seq; a re-sealed record keeps its
+	// seq and is skipped by the key_id filter when run again.
+	var cursor int64
 	for {
-		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT id, key_id, blob, breach, breach_date, source, date_added
-			FROM darkweb_records WHERE id > ? AND key_id = ? ORDER BY id LIMIT 1000`), cursor, old.ID())
+		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT seq, id, key_id, blob, breach, breach_date, source, date_added
+			FROM darkweb_records WHERE seq > ? AND key_id = ? ORDER BY seq LIMIT 1000`), cursor, old.ID())
 		if err != nil {
 			return err
 		}
@@ -289,52 +349,29 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 		if len(got) == 0 {
 			break
 		}
-		cursor, _ = hex.DecodeString(got[len(got)-1].id)
+		cursor = got[len(got)-1].seq
 		recs, err := src.open(got)
 		if err != nil {
 			return err
 		}
-		err = d.s.Tx(ctx, func(tx *store.Tx) error {
-			for i, r := range recs {
-				oldID, _ := hex.DecodeString(r.ID)
-				for _, row := range src.indexRows(&r.Record, oldID) {
-					if _, err := tx.Exec(ctx, `DELETE FROM darkweb_index WHERE type = ? AND hmac = ? AND date_added = ? AND record_id = ?`,
-						row.code, row.hmac, rowDate(row, got[i].dateAdded), row.ref); err != nil {
-						return err
-					}
-				}
-				if _, err := tx.Exec(ctx, `DELETE FROM darkweb_records WHERE id = ?`, oldID); err != nil {
-					return err
-				}
-				rec := r.Record
-				hexID := next.RecordID(&rec)
-				id, _ := hex.DecodeString(hexID)
-				blob, err := next.Seal(hexID, &rec)
-				if err != nil {
-					return err
-				}
-				var email any
-				if rec.Email != "" {
-					email = dst.index(breach.Email, rec.Email)
-				}
-				secret := 0
-				if rec.HasSecret() {
-					secret = 1
-				}
-				if _, err := tx.Exec(ctx, `INSERT INTO darkweb_records (id, key_id, blob, breach, breach_date, source, has_secret, email_idx, date_added)
-					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, next.ID(), blob, rec.Breach, rec.BreachDate, rec.Source, secret, email, got[i].dateAdded); err != nil {
-					return err
-				}
-				for _, row := range dst.indexRows(&rec, id) {
-					if _, err := tx.Exec(ctx, `INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-						row.code, row.hmac, rowDate(row, got[i].dateAdded), row.ref); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
+		tx, err := d.s.DB().BeginTx(ctx, nil)
 		if err != nil {
+			return err
+		}
+		for i, r := range recs {
+			rec := r.Record
+			hexID := next.RecordID(&rec)
+			id, _ := hex.DecodeString(hexID)
+			blob, err := next.Seal(hexID, &rec)
+			if err == nil {
+				_, err = tx.ExecContext(ctx, d.s.Rebind(`UPDATE darkweb_records SET id = ?, key_id = ?, blob = ? WHERE seq = ?`), id, next.ID(), blob, got[i].seq)
+			}
+			if err != nil {
+				tx.Rollback()
+				return fmt.Errorf("rotate batch: %w", err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("rotate batch: %w", err)
 		}
 		done += len(recs)
@@ -342,40 +379,137 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 			progress(done)
 		}
 	}
-	err := d.s.Tx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM darkweb_keys WHERE key_id <> ?`, next.ID()); err != nil {
-			return err
-		}
-		// The listing counts are keyed by blind index: recount under the new key.
-		if _, err := tx.Exec(ctx, `DELETE FROM darkweb_counts`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO darkweb_counts (code, hmac, n)
-			SELECT type, hmac, COUNT(*) FROM darkweb_index WHERE type = ? GROUP BY type, hmac`, codeCredDomain); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO darkweb_counts (code, hmac, n)
-			SELECT ?, hmac, COUNT(*) FROM darkweb_index WHERE type = ? GROUP BY hmac`, codeDomainEmail, codeEmailSeen); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `UPDATE darkweb_keys SET active = 1 WHERE key_id = ?`, next.ID())
-		return err
-	})
+	// Every blind index changes with the key: drop them all and stage
+	// every record without keys, in the transaction that activates the
+	// new key; the index is then rebuilt from the decrypted records (by
+	// the next unlock, should this process stop first).
+	tx, err := d.s.DB().BeginTx(ctx, nil)
 	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{`DELETE FROM darkweb_index`, `DELETE FROM darkweb_ids`, `DELETE FROM darkweb_counts`, `DELETE FROM darkweb_stage`,
+		`INSERT INTO darkweb_stage (seq, d) SELECT seq, date_added FROM darkweb_records`} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("activate new key: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, d.s.Rebind(`DELETE FROM darkweb_keys WHERE key_id <> ?`), next.ID()); err != nil {
 		return fmt.Errorf("activate new key: %w", err)
 	}
-	d.mu.Lock()
-	d.cache = map[string]cacheEntry{}
-	d.mu.Unlock()
+	if _, err := tx.ExecContext(ctx, d.s.Rebind(`UPDATE darkweb_keys SET active = 1 WHERE key_id = ?`), next.ID()); err != nil {
+		return fmt.Errorf("activate new key: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("activate new key: %w", err)
+	}
+	d.dropCache()
 	d.keys = next
-	return nil
+	return d.finishPending(ctx)
 }
 
-// rowDate is the date an index row is stored with: the record's, but 0
-// for the undated email-seen pairs.
-func rowDate(r indexRow, dateAdded int64) int64 {
-	if r.code == codeEmailSeen {
-		return 0
+// emailsPage reads the page's distinct emails from the listing rows: after
+// the emails of the pages before it (offset), or from a kept position
+// (seek). It returns the position of the last row read.
+func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuery, at pageAt, seek bool) (out []EmailRow, xs []int64, lastD, lastRec int64, err error) {
+	offset := q.Offset
+	if seek {
+		w += ` AND (i.d, i.rec) < (?, ?)`
+		args = append(append([]any{}, args...), at.d, at.rec)
+		offset = 0
 	}
-	return dateAdded
+	// The scan is bounded (a PostgreSQL client would otherwise receive
+	// every row of the domain) and widened when repeats of emails exhaust
+	// it.
+	for bound := 2*(offset+q.Limit) + 100; ; bound *= 4 {
+		out, xs = out[:0], xs[:0]
+		rows, err := d.query(ctx, `SELECT i.x, i.d, i.rec FROM darkweb_index i WHERE`+w+`
+			ORDER BY i.d DESC, i.rec DESC LIMIT ?`, append(args, bound)...)
+		if err != nil {
+			return nil, nil, 0, 0, fmt.Errorf("list emails: %w", err)
+		}
+		distinct := map[int64]bool{}
+		read := 0
+		for len(out) < q.Limit && rows.Next() {
+			read++
+			var x, at, rec int64
+			if err := rows.Scan(&x, &at, &rec); err != nil {
+				rows.Close()
+				return nil, nil, 0, 0, err
+			}
+			lastD, lastRec = at, rec
+			if distinct[x] {
+				continue
+			}
+			distinct[x] = true
+			if len(distinct) <= offset {
+				continue
+			}
+			out = append(out, EmailRow{ID: fmt.Sprintf("%016x", uint64(x)), LastSeen: at})
+			xs = append(xs, x)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, 0, 0, err
+		}
+		if len(out) == q.Limit || read < bound {
+			return out, xs, lastD, lastRec, nil // the page is full, or the rows ran out before the bound
+		}
+	}
+}
+
+// emailRecords reads the records of emails (their email search rows), a
+// chunk of emails per query.
+func (d *Store) emailRecords(ctx context.Context, xs []int64) (map[int64][]row, error) {
+	byEmail := map[int64][]row{}
+	for start := 0; start < len(xs); start += 500 {
+		chunk := xs[start:min(start+500, len(xs))]
+		args := make([]any, len(chunk))
+		for i, c := range chunk {
+			args[i] = c
+		}
+		q := `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+			FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (` + marks(len(args)) + `)`
+		if d.s.Engine() != "sqlite" {
+			// One array parameter: a prepared statement's generic plan
+			// for 500 scalar parameters hash-joined the whole records
+			// table (200 ms a page at a million records).
+			q = `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+				FROM unnest(?::bigint[]) u(k) JOIN darkweb_index i ON i.k = u.k JOIN darkweb_records r ON r.seq = i.rec`
+			args = []any{chunk}
+		}
+		rs, err := d.query(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rs.Next() {
+			var r row
+			var k int64
+			var id []byte
+			if err := rs.Scan(&k, &r.seq, &id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			r.id = hex.EncodeToString(id)
+			byEmail[k] = append(byEmail[k], r)
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return byEmail, nil
+}
+
+// repeats reports whether an email of the page has a record in the window
+// before the position at (the email was listed on an earlier page).
+func repeats(byEmail map[int64][]row, at pageAt, from, to int64) bool {
+	for _, rs := range byEmail {
+		for _, r := range rs {
+			if r.dateAdded >= from && r.dateAdded <= to && (r.dateAdded > at.d || (r.dateAdded == at.d && r.seq >= at.rec)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -81,8 +81,8 @@ func (d *Store) openRow(r row, rec *breach.Record) error {
 }
 
 const (
-	sqlResealPage = `SELECT id, key_id, blob FROM darkweb_records WHERE id > ? AND key_id <> ? ORDER BY id LIMIT ?`
-	sqlReseal     = `UPDATE darkweb_records SET key_id = ?, blob = ? WHERE id = ? AND key_id = ?`
+	sqlResealPage = `SELECT seq, id, key_id, blob FROM darkweb_records WHERE seq > ? AND key_id <> ? ORDER BY seq LIMIT ?`
+	sqlReseal     = `UPDATE darkweb_records SET key_id = ?, blob = ? WHERE seq = ? AND key_id = ?`
 	sqlLeft       = `SELECT COUNT(*) FROM darkweb_records WHERE key_id <> ?`
 	sqlRetireKeys = `DELETE FROM darkweb_keys WHERE active = 2 AND key_id <> ?`
 )
@@ -93,7 +93,7 @@ const ResealBatch = 1000
 // Reseal re-encrypts every record not sealed with the keyring's sealing
 // key, in transactions of ResealBatch records, while searches and
 // listings go on: record ids, blind indexes and dates do not change, only
-// each row's key id and sealed blob. A pass walks the primary key; passes
+// each row's key id and sealed blob. A pass walks the records by seq; passes
 // repeat (three at most) while records sealed with other keys remain (an
 // ingest that started before the rotation still sealing with an older
 // key); the keys no record uses any more are then forgotten. It returns
@@ -105,7 +105,7 @@ func (d *Store) Reseal(ctx context.Context, progress func(done int)) (done, left
 	}
 	k := d.keys
 	for pass := 0; pass < 3; pass++ {
-		cursor := []byte{}
+		var cursor int64
 		for {
 			rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(sqlResealPage), cursor, k.ID(), ResealBatch)
 			if err != nil {
@@ -115,7 +115,7 @@ func (d *Store) Reseal(ctx context.Context, progress func(done int)) (done, left
 			for rows.Next() {
 				var r row
 				var id []byte
-				if err := rows.Scan(&id, &r.keyID, &r.blob); err != nil {
+				if err := rows.Scan(&r.seq, &id, &r.keyID, &r.blob); err != nil {
 					rows.Close()
 					return done, 0, err
 				}
@@ -129,7 +129,7 @@ func (d *Store) Reseal(ctx context.Context, progress func(done int)) (done, left
 			if len(page) == 0 {
 				break
 			}
-			cursor, _ = hex.DecodeString(page[len(page)-1].id)
+			cursor = page[len(page)-1].seq
 			n, err := d.resealPage(ctx, k, page)
 			if err != nil {
 				return done, 0, err
@@ -161,8 +161,9 @@ func (d *Store) Reseal(ctx context.Context, progress func(done int)) (done, left
 // was read (re-sealed by another run) is left alone by the key_id guard.
 func (d *Store) resealPage(ctx context.Context, k *breach.Keyring, page []row) (int, error) {
 	type sealed struct {
-		id, blob []byte
-		oldKey   string
+		seq    int64
+		blob   []byte
+		oldKey string
 	}
 	out := make([]sealed, 0, len(page))
 	for _, r := range page {
@@ -174,8 +175,7 @@ func (d *Store) resealPage(ctx context.Context, k *breach.Keyring, page []row) (
 		if err != nil {
 			return 0, err
 		}
-		id, _ := hex.DecodeString(r.id)
-		out = append(out, sealed{id, blob, r.keyID})
+		out = append(out, sealed{r.seq, blob, r.keyID})
 	}
 	n := 0
 	err := d.s.Tx(ctx, func(tx *store.Tx) error {
@@ -188,7 +188,7 @@ func (d *Store) resealPage(ctx context.Context, k *breach.Keyring, page []row) (
 			return err
 		}
 		for _, s := range out {
-			res, err := st.ExecContext(ctx, k.ID(), s.blob, s.id, s.oldKey)
+			res, err := st.ExecContext(ctx, k.ID(), s.blob, s.seq, s.oldKey)
 			if err != nil {
 				return err
 			}

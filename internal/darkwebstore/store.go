@@ -5,7 +5,6 @@ package darkwebstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -14,8 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +44,28 @@ type Store struct {
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
+	pages map[string]pageAt // where listing pages end (listing.go)
+	stmts sync.Map          // query text → *sql.Stmt (see query)
+}
+
+// query runs a read through a statement prepared once (parsing the SQL
+// was a fifth of a search's CPU in the cgo-free driver); database/sql
+// prepares it again on each pooled connection as needed.
+func (d *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, ok := d.stmts.Load(q)
+	if !ok {
+		p, err := d.s.DB().PrepareContext(ctx, d.s.Rebind(q))
+		if err != nil {
+			return nil, err
+		}
+		if prev, loaded := d.stmts.LoadOrStore(q, p); loaded {
+			p.Close()
+			st = prev
+		} else {
+			st = p
+		}
+	}
+	return st.(*sql.Stmt).QueryContext(ctx, args...)
 }
 
 // CacheTTL is how long a search answer is reused (24 hours, README "Dark-web breach intelligence").
@@ -141,7 +160,9 @@ func (d *Store) Unlock(ctx context.Context, k *breach.Keyring) error {
 		return err
 	}
 	d.keys = k
-	return nil
+	// Records staged but not indexed (an interrupted load, a database
+	// migrated through 0017, a rotation) are indexed now.
+	return d.finishPending(ctx)
 }
 
 // typeCodes are the stored codes of the index types (a small integer per
@@ -151,366 +172,6 @@ var typeCodes = map[breach.Type]int{
 	breach.OrgAlias: 7, breach.BIN: 8, breach.CVE: 9, breach.Domain: 10, breach.Password: 11,
 	breach.HashedPassword: 12, breach.VIN: 13, breach.Address: 14, breach.Phone: 15, breach.EmailDomain: 16,
 }
-
-// Listing index codes: internal rows that make the enterprise listings
-// index-only range scans. codeCredDomain rows (email-domain blind index →
-// record id) exist only for records with a password or hash;
-// codeDomainEmail rows point from an email-domain blind index to the
-// email's blind index instead of a record, so a page of distinct emails,
-// most recently seen first, is a range scan. codeEmailSeen rows hold the
-// same pairs undated (date_added 0), once per pair: inserting one that is
-// new is how ingest counts an email domain's distinct emails.
-const (
-	codeCredDomain  = 17
-	codeDomainEmail = 18
-	codeEmailSeen   = 19
-)
-
-// indexRow is one darkweb_index row of a record (without its date).
-type indexRow struct {
-	code int
-	hmac []byte
-	ref  []byte
-}
-
-// indexRows returns every index row of a cleaned record with id.
-func (d *Store) indexRows(r *breach.Record, id []byte) []indexRow {
-	out := make([]indexRow, 0, 12)
-	var email []byte
-	if r.Email != "" {
-		email = d.index(breach.Email, r.Email)
-	}
-	for _, t := range d.norm.Terms(r) {
-		h := d.index(t.Type, t.Value)
-		if t.Type != breach.EmailDomain {
-			out = append(out, indexRow{typeCodes[t.Type], h, id})
-			continue
-		}
-		// An email domain is not a search type (domain is): only the
-		// listing rows are kept for it.
-		if r.HasSecret() {
-			out = append(out, indexRow{codeCredDomain, h, id})
-		}
-		if email != nil {
-			out = append(out, indexRow{codeDomainEmail, h, email}, indexRow{codeEmailSeen, h, email})
-		}
-	}
-	return out
-}
-
-// idxLen is the stored length of a blind index: HMAC-SHA256 truncated to
-// 128 bits, ample against collisions at billions of rows.
-const idxLen = 16
-
-func (d *Store) index(t breach.Type, v string) []byte { return d.keys.Index(t, v)[:idxLen] }
-
-// Multi-row inserts: rows per statement (well under SQLite's 32,766 and
-// PostgreSQL's 65,535 parameters).
-const (
-	recordsPerInsert = 100
-	indexPerInsert   = 250
-)
-
-const (
-	recordColumns = `darkweb_records (id, key_id, blob, breach, breach_date, source, has_secret, email_idx, date_added) VALUES `
-	indexColumns  = `darkweb_index (type, hmac, date_added, record_id) VALUES `
-)
-
-const sqlBumpCount = `INSERT INTO darkweb_counts (code, hmac, n) VALUES (?, ?, ?)
-	ON CONFLICT (code, hmac) DO UPDATE SET n = darkweb_counts.n + excluded.n`
-
-// AddResult counts what Add did.
-type AddResult struct {
-	Added, Duplicates int
-}
-
-// row is a stored record as read back.
-type row struct {
-	id, keyID, breach, breachDate, source string
-	blob                                  []byte
-	dateAdded                             int64
-}
-
-// Result is a record found by a search or listing.
-type Result struct {
-	ID        string
-	Record    breach.Record
-	DateAdded int64
-}
-
-// sealed is a record ready to store: its id, blob and index rows.
-type sealed struct {
-	id     []byte
-	blob   []byte
-	email  []byte
-	secret int
-	rec    *breach.Record
-	rows   []indexRow
-}
-
-// seal computes ids, blobs and index rows of recs on every core (AES-GCM
-// and a dozen HMACs a record are most of ingest's own CPU).
-func (d *Store) seal(recs []breach.Record) ([]sealed, error) {
-	out := make([]sealed, len(recs))
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(recs)/64))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(recs); i += workers {
-				r := &recs[i]
-				hexID := d.keys.RecordID(r)
-				id, _ := hex.DecodeString(hexID)
-				blob, err := d.keys.Seal(hexID, r)
-				if err != nil {
-					errs[w] = fmt.Errorf("seal record: %w", err)
-					return
-				}
-				p := sealed{id: id, blob: blob, rec: r, rows: d.indexRows(r, id)}
-				if r.Email != "" {
-					p.email = d.index(breach.Email, r.Email)
-				}
-				if r.HasSecret() {
-					p.secret = 1
-				}
-				out[i] = p
-			}
-		}()
-	}
-	wg.Wait()
-	return out, errors.Join(errs...)
-}
-
-// Loader adds batches of records through one connection held for its
-// life: SQLite keeps that connection's page cache warm from batch to batch
-// (a pooled connection that another has written behind drops its cache).
-// Close it when done.
-type Loader struct {
-	d    *Store
-	conn *sql.Conn
-}
-
-// Loader returns a loader on a connection of its own.
-func (d *Store) Loader(ctx context.Context) (*Loader, error) {
-	if d.keys == nil {
-		return nil, ErrLocked
-	}
-	c, err := d.s.DB().Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("dark-web loader: %w", err)
-	}
-	return &Loader{d: d, conn: c}, nil
-}
-
-// Close releases the loader's connection.
-func (l *Loader) Close() error {
-	return l.conn.Close()
-}
-
-// Add stores cleaned records (breach.Normalizer.Clean) in one transaction:
-// all or none. A record already stored (same identity) is counted as a
-// duplicate and left as it is.
-func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error) {
-	l, err := d.Loader(ctx)
-	if err != nil {
-		return AddResult{}, err
-	}
-	defer l.Close()
-	return l.Add(ctx, recs)
-}
-
-// Add stores a batch like Store.Add. Idempotency costs no lookup: records
-// go in with multi-row insert-ignoring statements that return the ids
-// actually inserted, and only those records get index rows.
-func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, error) {
-	var res AddResult
-	d := l.d
-	all, err := d.seal(recs)
-	if err != nil {
-		return res, err
-	}
-	batch := make([]sealed, 0, len(all))
-	seen := make(map[string]bool, len(all))
-	for _, p := range all {
-		if seen[string(p.id)] {
-			res.Duplicates++
-			continue
-		}
-		seen[string(p.id)] = true
-		batch = append(batch, p)
-	}
-	now := d.s.Now().Unix()
-	keyID := d.keys.ID()
-	tx, err := l.conn.BeginTx(ctx, nil)
-	if err != nil {
-		return AddResult{}, fmt.Errorf("begin transaction: %w", err)
-	}
-	defer tx.Rollback()
-	stmts := map[string]*sql.Stmt{}
-	defer func() {
-		for _, st := range stmts {
-			st.Close()
-		}
-	}()
-	added := make(map[string]bool, len(batch))
-	args := make([]any, 0, 9*recordsPerInsert)
-	for start := 0; start < len(batch); start += recordsPerInsert {
-		chunk := batch[start:min(start+recordsPerInsert, len(batch))]
-		args = args[:0]
-		for _, p := range chunk {
-			var email any
-			if p.email != nil {
-				email = p.email
-			}
-			args = append(args, p.id, keyID, p.blob, p.rec.Breach, p.rec.BreachDate, p.rec.Source, p.secret, email, now)
-		}
-		st, err := l.prepare(ctx, tx, stmts, "records", len(chunk), 9, recordColumns, "id", " RETURNING id")
-		if err != nil {
-			return AddResult{}, err
-		}
-		rows, err := st.QueryContext(ctx, args...)
-		if err != nil {
-			return AddResult{}, fmt.Errorf("insert records: %w", err)
-		}
-		for rows.Next() {
-			var id []byte
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return AddResult{}, err
-			}
-			added[string(id)] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return AddResult{}, fmt.Errorf("insert records: %w", err)
-		}
-	}
-	args = make([]any, 0, 4*indexPerInsert)
-	n := 0
-	flush := func() error {
-		if n == 0 {
-			return nil
-		}
-		st, err := l.prepare(ctx, tx, stmts, "index", n, 4, indexColumns, "type, hmac, date_added, record_id", "")
-		if err != nil {
-			return err
-		}
-		if _, err := st.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("insert index: %w", err)
-		}
-		args, n = args[:0], 0
-		return nil
-	}
-	counts := map[string]int{}
-	var seenRows, idxRows []indexRow
-	seenPairs := map[string]bool{}
-	for _, p := range batch {
-		if !added[string(p.id)] {
-			res.Duplicates++
-			continue
-		}
-		res.Added++
-		for _, r := range p.rows {
-			switch r.code {
-			case codeCredDomain:
-				counts[string(r.hmac)]++
-			case codeEmailSeen:
-				if k := string(r.hmac) + string(r.ref); !seenPairs[k] {
-					seenPairs[k] = true
-					seenRows = append(seenRows, r)
-				}
-				continue
-			}
-			idxRows = append(idxRows, r)
-		}
-	}
-	// In key order: consecutive inserts land on the same b-tree pages
-	// instead of one random page each.
-	byKey := func(a, b indexRow) int {
-		if c := cmp.Compare(a.code, b.code); c != 0 {
-			return c
-		}
-		if c := bytes.Compare(a.hmac, b.hmac); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.ref, b.ref)
-	}
-	slices.SortFunc(idxRows, byKey)
-	slices.SortFunc(seenRows, byKey)
-	for _, r := range idxRows {
-		args = append(args, r.code, r.hmac, now, r.ref)
-		if n++; n == indexPerInsert {
-			if err := flush(); err != nil {
-				return AddResult{}, err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return AddResult{}, err
-	}
-	// The email-domain pairs: those the statement returns are new.
-	emails := map[string]int{}
-	for start := 0; start < len(seenRows); start += indexPerInsert {
-		chunk := seenRows[start:min(start+indexPerInsert, len(seenRows))]
-		args = args[:0]
-		for _, r := range chunk {
-			args = append(args, r.code, r.hmac, 0, r.ref)
-		}
-		st, err := l.prepare(ctx, tx, stmts, "seen", len(chunk), 4, indexColumns, "type, hmac, date_added, record_id", " RETURNING hmac")
-		if err != nil {
-			return AddResult{}, err
-		}
-		rows, err := st.QueryContext(ctx, args...)
-		if err != nil {
-			return AddResult{}, fmt.Errorf("insert index: %w", err)
-		}
-		for rows.Next() {
-			var h []byte
-			if err := rows.Scan(&h); err != nil {
-				rows.Close()
-				return AddResult{}, err
-			}
-			emails[string(h)]++
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return AddResult{}, fmt.Errorf("insert index: %w", err)
-		}
-	}
-	for code, m := range map[int]map[string]int{codeCredDomain: counts, codeDomainEmail: emails} {
-		for h, n := range m {
-			if _, err := tx.ExecContext(ctx, d.s.Rebind(sqlBumpCount), code, []byte(h), n); err != nil {
-				return AddResult{}, fmt.Errorf("listing counts: %w", err)
-			}
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return AddResult{}, fmt.Errorf("commit: %w", err)
-	}
-	return res, nil
-}
-
-// prepare returns a multi-row insert of n rows of cols columns prepared
-// in tx, from stmts when the batch already prepared it (the full-size
-// statements are parsed once a batch).
-func (l *Loader) prepare(ctx context.Context, tx *sql.Tx, stmts map[string]*sql.Stmt, name string, n, cols int, rest, conflict, suffix string) (*sql.Stmt, error) {
-	key := fmt.Sprintf("%s/%d", name, n)
-	if st, ok := stmts[key]; ok {
-		return st, nil
-	}
-	row := "(" + marks(cols) + ")"
-	q := l.d.s.Dialect().InsertIgnoring(rest+strings.TrimSuffix(strings.Repeat(row+",", n), ","), conflict) + suffix
-	st, err := tx.PrepareContext(ctx, l.d.s.Rebind(q))
-	if err != nil {
-		return nil, fmt.Errorf("prepare %s insert: %w", name, err)
-	}
-	stmts[key] = st
-	return st, nil
-}
-
-func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
 // PutBreach stores (or replaces) a breach's metadata.
 func (d *Store) PutBreach(ctx context.Context, b breach.BreachInfo) error {
@@ -559,12 +220,12 @@ type Query struct {
 // LIMIT stops the scan) and only then reads the page's records. Ordering
 // ties ascending would make the engine sort every match, reading every
 // matching record, before the LIMIT.
-const sqlSearch = `SELECT r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-	FROM (SELECT record_id, date_added FROM darkweb_index
-		WHERE type = ? AND hmac = ? AND date_added >= ? AND date_added <= ?
-		ORDER BY date_added DESC, record_id DESC LIMIT ?) p
-	JOIN darkweb_records r ON r.id = p.record_id
-	ORDER BY p.date_added DESC, p.record_id DESC`
+const sqlSearch = `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+	FROM (SELECT rec, d FROM darkweb_index
+		WHERE k = ? AND d >= ? AND d <= ?
+		ORDER BY d DESC, rec DESC LIMIT ?) p
+	JOIN darkweb_records r ON r.seq = p.rec
+	ORDER BY p.d DESC, p.rec DESC`
 
 // Search finds the records whose normalised value of q.Type equals q.Value's.
 // A value that does not normalise (an invalid email, say) is an error
@@ -585,8 +246,8 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 	if to <= 0 {
 		to = 1<<62 - 1
 	}
-	h := d.index(q.Type, v)
-	key := fmt.Sprintf("%s|%x|%d|%d|%d", q.Type, h, q.From, to, q.Limit)
+	k := d.key(q.Type, v)
+	key := fmt.Sprintf("%s|%x|%d|%d|%d", q.Type, k, q.From, to, q.Limit)
 	now := d.s.Now()
 	if !q.NoCache {
 		d.mu.Lock()
@@ -597,10 +258,11 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 			if err != nil {
 				return nil, err
 			}
+			res = d.verified(res, q.Type, v)
 			return res, d.breachDates(ctx, res)
 		}
 	}
-	rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(sqlSearch), typeCodes[q.Type], h, q.From, to, q.Limit)
+	rows, err := d.query(ctx, sqlSearch, k, q.From, to, q.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", q.Type, err)
 	}
@@ -622,7 +284,71 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res = d.verified(res, q.Type, v)
 	return res, d.breachDates(ctx, res)
+}
+
+// verified keeps the results whose value of type t normalises to v: a
+// record found through a key that another value shares (56 bits of HMAC)
+// is dropped here.
+func (d *Store) verified(res []Result, t breach.Type, v string) []Result {
+	out := res[:0]
+	for _, r := range res {
+		if d.hasValue(&r.Record, t, v) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// hasValue reports whether a record holds v (normalised) as a value of
+// type t: only the fields type t is indexed from are normalised.
+func (d *Store) hasValue(r *breach.Record, t breach.Type, v string) bool {
+	var cands []string
+	switch t {
+	case breach.Email:
+		cands = []string{r.Email}
+	case breach.Username:
+		cands = []string{r.Username}
+	case breach.Name:
+		cands = []string{r.Name}
+	case breach.Phone:
+		cands = []string{r.Phone}
+	case breach.IP:
+		cands = []string{r.IP}
+	case breach.VIN:
+		cands = []string{r.VIN}
+	case breach.MAC:
+		cands = []string{r.MAC}
+	case breach.BIN:
+		cands = []string{r.BIN}
+	case breach.Password:
+		cands = []string{r.Password}
+	case breach.Address:
+		cands = []string{r.Address}
+	case breach.OrgAlias:
+		cands = []string{r.OrgAlias}
+	case breach.Hostname:
+		cands = []string{r.Hostname, breach.URLHost(r.URL)}
+	case breach.HashedPassword:
+		cands = r.HashedPassword
+	case breach.CVE:
+		cands = r.CVEs
+	case breach.Domain:
+		_, host, _ := strings.Cut(r.Email, "@")
+		cands = []string{host, r.Domain, breach.URLHost(r.URL)}
+	default:
+		return false
+	}
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		if n, err := d.norm.Normalize(t, c); err == nil && n == v {
+			return true
+		}
+	}
+	return false
 }
 
 // breachDates fills the breach date of records that have none from the
@@ -666,7 +392,7 @@ func scanRows(rows *sql.Rows) ([]row, error) {
 	for rows.Next() {
 		var r row
 		var id []byte
-		if err := rows.Scan(&id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded); err != nil {
+		if err := rows.Scan(&r.seq, &id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded); err != nil {
 			return nil, err
 		}
 		r.id = hex.EncodeToString(id)
@@ -723,6 +449,3 @@ func (d *Store) Count(ctx context.Context) (int64, error) {
 	err := d.s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_records`).Scan(&n)
 	return n, err
 }
-
-// hexID is a short public id of a blind index (the discovered-emails id).
-func hexID(b []byte) string { return hex.EncodeToString(b[:8]) }

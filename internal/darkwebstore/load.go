@@ -1,0 +1,702 @@
+package darkwebstore
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/breach"
+)
+
+// Listing index codes: internal rows that make the enterprise listings
+// index-only range scans. codeCredDomain rows (email-domain key → record)
+// exist only for records with a password or hash; codeDomainEmail rows
+// (email-domain key → record, x = the email's key) exist for every record
+// with an email, so a page of distinct emails, most recently seen first, is
+// a range scan. An email's domains are fixed by the email, so an email
+// whose search key is not stored yet is new to each of them: that is how
+// the build counts a domain's distinct emails, without rows of its own.
+const (
+	codeCredDomain  = 17
+	codeDomainEmail = 18
+)
+
+// A stored key is a blind index packed into an integer: the type code in
+// the top byte and the first 56 bits of the HMAC-SHA256 below it. An
+// integer of 8 bytes is a third of the 16-byte blob it replaces, compares
+// in one instruction and packs into the staged JSON arrays. At 56 bits two
+// values of one type share a key about once in 2^28 values' worth of
+// pairs; every search and listing checks each record it returns against
+// the decrypted value, so a shared key costs a wasted read, never a wrong
+// answer.
+const keyMask = 1<<56 - 1
+
+func packKey(code int, h []byte) int64 {
+	return int64(uint64(code)<<56 | binary.BigEndian.Uint64(h[:8])>>8)
+}
+
+// key is the stored key of a normalised value of type t.
+func (d *Store) key(t breach.Type, v string) int64 { return packKey(typeCodes[t], d.keys.Index(t, v)) }
+
+// codeLo is the smallest key of a code (the next code's is its bound).
+func codeLo(code int) int64 { return int64(code) << 56 }
+
+// recordKeys returns the keys a cleaned record is indexed under (its
+// listing keys last, from nlist on) and the key of its email (0 without
+// one).
+func (d *Store) recordKeys(r *breach.Record) (keys []int64, nlist int, email int64) {
+	terms := d.norm.Terms(r)
+	for _, t := range terms {
+		if t.Type == breach.Email {
+			email = d.key(breach.Email, t.Value)
+		}
+	}
+	keys = make([]int64, 0, len(terms)+2)
+	for _, t := range terms {
+		if t.Type != breach.EmailDomain {
+			keys = append(keys, d.key(t.Type, t.Value))
+		}
+	}
+	nlist = len(keys)
+	for _, t := range terms {
+		if t.Type != breach.EmailDomain {
+			continue
+		}
+		// An email domain is not a search type (domain is): only the
+		// listing rows are kept for it.
+		h := d.keys.Index(breach.EmailDomain, t.Value)
+		if r.HasSecret() {
+			keys = append(keys, packKey(codeCredDomain, h))
+		}
+		if email != 0 {
+			keys = append(keys, packKey(codeDomainEmail, h))
+		}
+	}
+	return keys, nlist, email
+}
+
+// packKeys is the staged form of keys: a JSON array of integers, which
+// SQLite's json_each and PostgreSQL's json_array_elements_text unpack.
+func packKeys(keys []int64) string {
+	b := make([]byte, 0, 20*len(keys)+2)
+	b = append(b, '[')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, k, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// Multi-row inserts: rows per statement (well under SQLite's 32,766 and
+// PostgreSQL's 65,535 parameters).
+const (
+	recordsPerInsert = 200
+	stagePerInsert   = 500
+)
+
+const (
+	recordColumns = `darkweb_records (seq, id, key_id, blob, breach, breach_date, source, date_added) VALUES `
+	stageColumns  = `darkweb_stage (seq, d, email, keys, lkeys) VALUES `
+)
+
+// AddResult counts what Add did.
+type AddResult struct {
+	Added, Duplicates int
+}
+
+// row is a stored record as read back.
+type row struct {
+	seq                                   int64
+	id, keyID, breach, breachDate, source string
+	blob                                  []byte
+	dateAdded                             int64
+}
+
+// Result is a record found by a search or listing.
+type Result struct {
+	ID        string
+	Record    breach.Record
+	DateAdded int64
+}
+
+// sealed is a record ready to store: its id, blob and packed keys.
+type sealed struct {
+	id    []byte
+	blob  []byte
+	email int64
+	keys  string // every key, packed
+	lkeys string // the listing keys, packed
+	// The record's clear columns (copied: a Loader writes after Add
+	// returns, when the caller may have reused its records).
+	breach, breachDate, source string
+}
+
+// seal computes ids, blobs and keys of recs on every core (AES-GCM, a
+// dozen HMACs and the normalisation of every indexed value are most of
+// ingest's CPU).
+func (d *Store) seal(recs []breach.Record) ([]sealed, error) {
+	out := make([]sealed, len(recs))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(recs)/64))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(recs); i += workers {
+				r := &recs[i]
+				hexID := d.keys.RecordID(r)
+				id, _ := hex.DecodeString(hexID)
+				blob, err := d.keys.Seal(hexID, r)
+				if err != nil {
+					errs[w] = fmt.Errorf("seal record: %w", err)
+					return
+				}
+				keys, nlist, email := d.recordKeys(r)
+				out[i] = sealed{id: id, blob: blob, email: email, keys: packKeys(keys), lkeys: packKeys(keys[nlist:]), breach: r.Breach, breachDate: r.BreachDate, source: r.Source}
+			}
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// Loader adds batches of records through one connection held for its
+// life (SQLite keeps that connection's page cache warm from batch to
+// batch). Its batches are stored at once but indexed later, in bulk: see
+// Flush. Close it when done.
+type Loader struct {
+	d    *Store
+	conn *sql.Conn
+	// writing is set while a batch's transaction runs in the background;
+	// written receives its error.
+	writing bool
+	written chan error
+	// busy is the time spent in the connection's transactions (the
+	// single writer's share of a load).
+	busy time.Duration
+	// buildEvery is how many staged records trigger a build (0: only
+	// Flush and Close build).
+	buildEvery int
+	staged     int
+	// dups counts duplicates found by builds Add ran, not yet reported.
+	dups int
+}
+
+// lockDarkweb is the PostgreSQL advisory lock key that makes dark-web
+// writers take turns (a batch reads the highest seq before it appends;
+// SQLite's BEGIN IMMEDIATE serialises writers already).
+const lockDarkweb = 1685550955
+
+// DefaultBuildEvery is how many staged records a Loader builds at once
+// unless told otherwise: large enough that the sorted build touches each
+// index page for many rows, small enough that a long load's records
+// become searchable as it goes and the sorted rows (about 12 a record, 32
+// bytes each) stay under 500 MB of memory.
+const DefaultBuildEvery = 1_000_000
+
+// Loader returns a loader on a connection of its own. Records left staged
+// by an interrupted load are indexed first.
+func (d *Store) Loader(ctx context.Context) (*Loader, error) {
+	if d.keys == nil {
+		return nil, ErrLocked
+	}
+	if err := d.finishPending(ctx); err != nil {
+		return nil, err
+	}
+	c, err := d.s.DB().Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("dark-web loader: %w", err)
+	}
+	return &Loader{d: d, conn: c, buildEvery: DefaultBuildEvery, written: make(chan error, 1)}, nil
+}
+
+// WriterTime is the time the loader's connection has spent in its
+// transactions: the single writer's share of a load.
+func (l *Loader) WriterTime() time.Duration {
+	l.wait()
+	return l.busy
+}
+
+// wait waits for the batch being written, if any, and returns its error.
+func (l *Loader) wait() error {
+	if !l.writing {
+		return nil
+	}
+	l.writing = false
+	return <-l.written
+}
+
+// SetBuildEvery sets how many staged records trigger a build inside Add
+// (0: only Flush and Close build).
+func (l *Loader) SetBuildEvery(n int) { l.buildEvery = n }
+
+// Close finishes the batch being written, indexes what is staged and
+// releases the loader's connection.
+func (l *Loader) Close() error {
+	_, err := l.Flush(context.Background())
+	return errors.Join(err, l.conn.Close())
+}
+
+// Add stores cleaned records (breach.Normalizer.Clean) in one transaction:
+// all or none. A record already stored (same identity) is counted as a
+// duplicate and left as it is.
+func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error) {
+	l, err := d.Loader(ctx)
+	if err != nil {
+		return AddResult{}, err
+	}
+	defer l.conn.Close()
+	res, err := l.Add(ctx, recs)
+	if err == nil {
+		err = l.wait()
+	}
+	if err != nil {
+		return AddResult{}, err
+	}
+	dups, err := l.Flush(ctx)
+	res.Added -= dups
+	res.Duplicates += dups
+	return res, err
+}
+
+// Add stores a batch: the sealed records are appended (an ascending seq,
+// so the table grows at its end) with their packed keys staged beside
+// them, in one transaction (all or none). The transaction runs in the
+// background while the caller reads its next batch and Add seals it; its
+// error is returned by the next Add, Flush or Close. A batch is
+// searchable once built (Flush, Close, or every buildEvery records); the
+// records that the build finds already stored are then removed and
+// counted as duplicates in the result of the Add that built them (or of
+// Flush). Duplicates within a batch are counted at once.
+func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, error) {
+	var res AddResult
+	d := l.d
+	all, err := d.seal(recs)
+	if err != nil {
+		return res, err
+	}
+	batch := make([]sealed, 0, len(all))
+	seen := make(map[string]bool, len(all))
+	for _, p := range all {
+		if seen[string(p.id)] {
+			res.Duplicates++
+			continue
+		}
+		seen[string(p.id)] = true
+		batch = append(batch, p)
+	}
+	if err := l.wait(); err != nil {
+		return AddResult{}, err
+	}
+	if len(batch) == 0 {
+		return res, nil
+	}
+	l.writing = true
+	go func() { l.written <- l.write(ctx, batch) }()
+	res.Added = len(batch)
+	l.staged += len(batch)
+	if l.buildEvery > 0 && l.staged >= l.buildEvery {
+		dups, err := l.Flush(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.Added -= dups
+		res.Duplicates += dups
+	}
+	return res, nil
+}
+
+// write appends a sealed batch and stages its keys in one transaction.
+func (l *Loader) write(ctx context.Context, batch []sealed) error {
+	d := l.d
+	start := time.Now()
+	defer func() { l.busy += time.Since(start) }()
+	now := d.s.Now().Unix()
+	keyID := d.keys.ID()
+	tx, err := l.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer tx.Rollback()
+	if d.s.Engine() != "sqlite" {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lockDarkweb); err != nil {
+			return fmt.Errorf("dark-web writer lock: %w", err)
+		}
+	}
+	var base int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM darkweb_records`).Scan(&base); err != nil {
+		return fmt.Errorf("read last record: %w", err)
+	}
+	stmts := map[string]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	args := make([]any, 0, 8*recordsPerInsert)
+	for start := 0; start < len(batch); start += recordsPerInsert {
+		chunk := batch[start:min(start+recordsPerInsert, len(batch))]
+		args = args[:0]
+		for i, p := range chunk {
+			args = append(args, base+int64(start+i)+1, p.id, keyID, p.blob, p.breach, p.breachDate, p.source, now)
+		}
+		if err := l.exec(ctx, tx, stmts, "records", len(chunk), 8, recordColumns, args); err != nil {
+			return err
+		}
+	}
+	for start := 0; start < len(batch); start += stagePerInsert {
+		chunk := batch[start:min(start+stagePerInsert, len(batch))]
+		args = args[:0]
+		for i, p := range chunk {
+			var email any
+			if p.email != 0 {
+				email = p.email
+			}
+			args = append(args, base+int64(start+i)+1, now, email, p.keys, p.lkeys)
+		}
+		if err := l.exec(ctx, tx, stmts, "stage", len(chunk), 5, stageColumns, args); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// analyzeAfter is how many records a build adds before the PostgreSQL
+// tables are vacuumed and analysed (autovacuum may come much later).
+const analyzeAfter = 50_000
+
+// Flush builds the index of what is staged (see build) and returns how
+// many staged records it found already stored (they are removed).
+func (l *Loader) Flush(ctx context.Context) (int, error) {
+	if err := l.wait(); err != nil {
+		l.staged = 0
+		return 0, err
+	}
+	if l.staged == 0 {
+		return 0, nil
+	}
+	start := time.Now()
+	defer func() { l.busy += time.Since(start) }()
+	tx, err := l.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("begin transaction: %w", err)
+	}
+	defer tx.Rollback()
+	dups, err := l.d.build(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("commit index build: %w", err)
+	}
+	built := l.staged
+	l.staged = 0
+	if q := l.d.s.Dialect().VacuumAnalyze("darkweb_records", "darkweb_ids", "darkweb_index", "darkweb_counts"); q != "" && built >= analyzeAfter {
+		// PostgreSQL: planner statistics for the grown tables (a listing
+		// planned on an empty table's statistics sorts the whole domain)
+		// and the visibility map that index-only scans need.
+		if _, err := l.conn.ExecContext(ctx, q); err != nil {
+			return dups, fmt.Errorf("analyze after index build: %w", err)
+		}
+	}
+	return dups, nil
+}
+
+// exec runs a multi-row insert of n rows of cols columns, prepared once
+// per transaction and size.
+func (l *Loader) exec(ctx context.Context, tx *sql.Tx, stmts map[string]*sql.Stmt, name string, n, cols int, rest string, args []any) error {
+	key := fmt.Sprintf("%s/%d", name, n)
+	st, ok := stmts[key]
+	if !ok {
+		row := "(" + marks(cols) + ")"
+		q := "INSERT INTO " + rest + strings.TrimSuffix(strings.Repeat(row+",", n), ",")
+		var err error
+		if st, err = tx.PrepareContext(ctx, l.d.s.Rebind(q)); err != nil {
+			return fmt.Errorf("prepare %s insert: %w", name, err)
+		}
+		stmts[key] = st
+	}
+	if _, err := st.ExecContext(ctx, args...); err != nil {
+		return fmt.Errorf("insert %s: %w", name, err)
+	}
+	return nil
+}
+
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+// build turns what is staged into index rows, in tx, with inserts sorted
+// by key (so they land in key order: appends on a fresh index, page by
+// page on a grown one):
+//
+//  1. identities: staged records whose id is new enter darkweb_ids (the
+//     lowest seq of an id wins); the others are duplicates and are
+//     deleted with their staged rows;
+//  2. listing counts: credentials per email domain, and per email domain
+//     the distinct emails whose search key is not stored yet;
+//  3. the index rows of every staged key (sorted in Go on SQLite, see
+//     insertSorted; one set-based statement on PostgreSQL);
+//  4. the stage is emptied.
+//
+// It returns the number of duplicates removed.
+func (d *Store) build(ctx context.Context, tx *sql.Tx) (int, error) {
+	pg := d.s.Engine() != "sqlite"
+	if pg {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lockDarkweb); err != nil {
+			return 0, fmt.Errorf("dark-web writer lock: %w", err)
+		}
+	}
+	// from and v: the staged keys as rows, one per key.
+	from, v := `darkweb_stage s, json_each(s.keys) j`, `j.value`
+	ignore := func(rest, conflict string) string { return `INSERT OR IGNORE INTO ` + rest }
+	if pg {
+		from, v = `darkweb_stage s, LATERAL json_array_elements_text(s.keys::json) j(v)`, `(j.v)::bigint`
+		ignore = func(rest, conflict string) string {
+			return `INSERT INTO ` + rest + ` ON CONFLICT (` + conflict + `) DO NOTHING`
+		}
+	}
+	var staged int64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage`).Scan(&staged); err != nil {
+		return 0, fmt.Errorf("count staged records: %w", err)
+	}
+	if staged == 0 {
+		return 0, nil
+	}
+	exec := func(what, q string) (int64, error) {
+		r, err := tx.ExecContext(ctx, q)
+		if err != nil {
+			return 0, fmt.Errorf("index build (%s): %w", what, err)
+		}
+		return r.RowsAffected()
+	}
+	fresh, err := exec("identities", ignore(`darkweb_ids (id, seq) SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq ORDER BY r.id, r.seq`, "id"))
+	if err != nil {
+		return 0, err
+	}
+	dups := 0
+	if fresh < staged {
+		n, err := exec("duplicates", `DELETE FROM darkweb_records WHERE seq IN (SELECT s.seq FROM darkweb_stage s
+			JOIN darkweb_records r ON r.seq = s.seq JOIN darkweb_ids i ON i.id = r.id WHERE i.seq <> s.seq)`)
+		if err != nil {
+			return 0, err
+		}
+		dups = int(n)
+		if _, err := exec("duplicates", `DELETE FROM darkweb_stage WHERE NOT EXISTS (SELECT 1 FROM darkweb_records r WHERE r.seq = darkweb_stage.seq)`); err != nil {
+			return 0, err
+		}
+	}
+	lo17, lo18 := codeLo(codeCredDomain), codeLo(codeDomainEmail)
+	in := func(lo int64) string { return fmt.Sprintf(`%s >= %d AND %s < %d`, v, lo, v, lo+1<<56) }
+	lfrom := strings.Replace(from, "s.keys", "s.lkeys", 1)
+	upsert := ` ON CONFLICT (k) DO UPDATE SET n = darkweb_counts.n + excluded.n`
+	if _, err := exec("credential counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
+		SELECT %s, COUNT(*) FROM %s WHERE %s GROUP BY %s`, v, lfrom, in(lo17), v)+upsert); err != nil {
+		return 0, err
+	}
+	// Before the index rows: an email is new when its search key is not
+	// stored yet.
+	if _, err := exec("email counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
+		SELECT %s, COUNT(DISTINCT s.email) FROM %s WHERE %s
+		AND NOT EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email) GROUP BY %s`, v, lfrom, in(lo18), v)+upsert); err != nil {
+		return 0, err
+	}
+	if !pg {
+		if err := insertSorted(ctx, tx); err != nil {
+			return 0, err
+		}
+	} else if _, err := exec("index rows", ignore(fmt.Sprintf(`darkweb_index (k, d, rec, x)
+		SELECT %s, s.d, s.seq, CASE WHEN %s THEN s.email END FROM %s ORDER BY 1, 2, 3`, v, in(lo18), from), "k, d, rec")); err != nil {
+		return 0, err
+	}
+	if _, err := exec("stage", `DELETE FROM darkweb_stage`); err != nil {
+		return 0, err
+	}
+	return dups, nil
+}
+
+// finishPending indexes what is staged: records staged without keys
+// (copied by migration 0017, or re-sealed by a key rotation) get them
+// computed from their decrypted blobs first. A load interrupted before
+// its build is finished here too.
+func (d *Store) finishPending(ctx context.Context) error {
+	var n int
+	if err := d.s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage`).Scan(&n); err != nil {
+		return fmt.Errorf("read staged records: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	conn, err := d.s.DB().Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for {
+		rows, err := conn.QueryContext(ctx, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+			FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq WHERE s.keys IS NULL ORDER BY s.seq LIMIT 2000`)
+		if err != nil {
+			return fmt.Errorf("read staged records: %w", err)
+		}
+		got, err := scanRows(rows)
+		if err != nil {
+			return err
+		}
+		if len(got) == 0 {
+			break
+		}
+		recs, err := d.open(got)
+		if err != nil {
+			return err
+		}
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for i := range recs {
+			keys, nlist, email := d.recordKeys(&recs[i].Record)
+			var e any
+			if email != 0 {
+				e = email
+			}
+			if _, err := tx.ExecContext(ctx, d.s.Rebind(`UPDATE darkweb_stage SET email = ?, keys = ?, lkeys = ? WHERE seq = ?`),
+				e, packKeys(keys), packKeys(keys[nlist:]), got[i].seq); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("stage keys: %w", err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := d.build(ctx, tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit index build: %w", err)
+	}
+	return nil
+}
+
+// dropCache forgets cached search answers (a build changes them).
+func (d *Store) dropCache() {
+	d.mu.Lock()
+	d.cache = map[string]cacheEntry{}
+	d.mu.Unlock()
+}
+
+// indexRow is one darkweb_index row (x 0: NULL).
+type indexRow struct{ k, d, rec, x int64 }
+
+// indexPerInsert is how many index rows one SQLite statement inserts.
+const indexPerInsert = 500
+
+// insertSorted inserts the index rows of what is staged on SQLite in key
+// order, sorted in Go: the engine's own sorter (ORDER BY over json_each)
+// cost more than half of a build in the cgo-free driver, and a Go sort of
+// integers a small fraction of that. The staged rows are read once, in
+// seq order (the table's own order).
+func insertSorted(ctx context.Context, tx *sql.Tx) error {
+	var staged int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage`).Scan(&staged); err != nil {
+		return fmt.Errorf("index build: read stage: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT seq, d, email, keys FROM darkweb_stage`)
+	if err != nil {
+		return fmt.Errorf("index build: read stage: %w", err)
+	}
+	all := make([]indexRow, 0, 14*staged) // about 12 keys a record
+	lo18, hi18 := codeLo(codeDomainEmail), codeLo(codeDomainEmail+1)
+	for rows.Next() {
+		var seq, d int64
+		var email sql.NullInt64
+		var keys string
+		if err := rows.Scan(&seq, &d, &email, &keys); err != nil {
+			rows.Close()
+			return err
+		}
+		keys = strings.TrimSuffix(strings.TrimPrefix(keys, "["), "]")
+		for keys != "" {
+			var num string
+			num, keys, _ = strings.Cut(keys, ",")
+			k, err := strconv.ParseInt(num, 10, 64)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("index build: staged key %q of record %d: %w", num, seq, err)
+			}
+			r := indexRow{k: k, d: d, rec: seq}
+			if k >= lo18 && k < hi18 {
+				r.x = email.Int64
+			}
+			all = append(all, r)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("index build: read stage: %w", err)
+	}
+	slices.SortFunc(all, func(a, b indexRow) int {
+		if c := cmp.Compare(a.k, b.k); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.d, b.d); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.rec, b.rec)
+	})
+	var st *sql.Stmt
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
+	args := make([]any, 0, 4*indexPerInsert)
+	for start := 0; start < len(all); start += indexPerInsert {
+		chunk := all[start:min(start+indexPerInsert, len(all))]
+		args = args[:0]
+		for _, r := range chunk {
+			var x any
+			if r.x != 0 {
+				x = r.x
+			}
+			args = append(args, r.k, r.d, r.rec, x)
+		}
+		q := `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?,?,?),", len(chunk)), ",")
+		use := st
+		if len(chunk) != indexPerInsert || st == nil {
+			p, err := tx.PrepareContext(ctx, q)
+			if err != nil {
+				return fmt.Errorf("index build: %w", err)
+			}
+			if len(chunk) == indexPerInsert {
+				st = p
+			} else {
+				defer p.Close()
+			}
+			use = p
+		}
+		if _, err := use.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("index build: insert rows: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package darkwebstore
+
+import (
+	"context"
+	"encoding/hex"
+	"io/fs"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/store/storetest"
+)
+
+// A database written in migration 0012's layout (16-byte record ids,
+// blob index rows) upgrades through 0017: every record is kept, and the
+// first unlock with the key indexes them again for every search and both
+// listings.
+func TestUpgradeFrom0012(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := store.Open(ctx, storetest.DSN(t, engine))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			old := fstest.MapFS{}
+			for _, e := range []string{"sqlite/0012_darkweb.sql", "postgres/0012_darkweb.sql"} {
+				b, err := fs.ReadFile(migrations, "migrations/"+e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				old[e] = &fstest.MapFile{Data: b}
+			}
+			if _, err := s.Migrate(ctx, store.MigrationSet{Name: "darkweb", FS: old}); err != nil {
+				t.Fatal(err)
+			}
+			k := keyring(t, 1)
+			if _, err := s.DB().ExecContext(ctx, s.Rebind(`INSERT INTO darkweb_keys (key_id, check_value, active, created_at) VALUES (?, ?, 1, 0)`), k.ID(), k.Check()); err != nil {
+				t.Fatal(err)
+			}
+			d := New(s)
+			recs := fixtures(t, d)
+			day := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Unix()
+			for i := range recs {
+				hexID := k.RecordID(&recs[i])
+				id, _ := hex.DecodeString(hexID)
+				blob, err := k.Seal(hexID, &recs[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				secret := 0
+				if recs[i].HasSecret() {
+					secret = 1
+				}
+				if _, err := s.DB().ExecContext(ctx, s.Rebind(`INSERT INTO darkweb_records (id, key_id, blob, breach, breach_date, source, has_secret, email_idx, date_added)
+					VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)`), id, k.ID(), blob, recs[i].Breach, recs[i].BreachDate, recs[i].Source, secret, day+int64(i)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.DB().ExecContext(ctx, s.Rebind(`INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (3, ?, ?, ?)`), k.Index(breach.Email, recs[i].Email)[:16], day+int64(i), id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Migrate(ctx, Migrations()); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Unlock(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := d.Count(ctx); n != 5 {
+				t.Fatalf("%d records after the upgrade", n)
+			}
+			if got, err := d.Search(ctx, Query{Type: breach.Phone, Value: "+1 202-555-0143", Limit: 10}); err != nil || len(got) != 1 || got[0].Record.Password != "SentinelPassw0rd!" {
+				t.Fatalf("phone search after upgrade: %+v %v", got, err)
+			}
+			if got, _ := d.Search(ctx, Query{Type: breach.Domain, Value: "example.com", Limit: 10}); len(got) != 4 || got[0].DateAdded < got[3].DateAdded {
+				t.Fatalf("domain search after upgrade: %+v", got)
+			}
+			if _, total, err := d.Credentials(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10}); err != nil || total != 2 {
+				t.Fatalf("credentials after upgrade: %d %v", total, err)
+			}
+			if page, total, err := d.Emails(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10}); err != nil || total != 3 || len(page) != 3 {
+				t.Fatalf("emails after upgrade: %+v %d %v", page, total, err)
+			}
+			if res, err := d.Add(ctx, fixtures(t, d)); err != nil || res.Added != 0 || res.Duplicates != 5 {
+				t.Fatalf("re-ingest after upgrade: %+v %v", res, err)
+			}
+		})
+	}
+}
