@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -16,8 +17,9 @@ import (
 
 // writeJSON encodes v as the response body with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer putJSONBuffer(buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		http.Error(w, `{"status":500,"error":"internal","message":"An internal error occurred."}`, http.StatusInternalServerError)
@@ -26,6 +28,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// jsonBuffers keeps encoding buffers between responses: most answers are
+// small, and allocating (then collecting) a buffer per response is a
+// measurable share of a cheap route such as /auth/status.
+var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putJSONBuffer returns buf to the pool unless a large answer grew it
+// (those are rare and would pin their memory).
+func putJSONBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > 64<<10 {
+		return
+	}
+	buf.Reset()
+	jsonBuffers.Put(buf)
 }
 
 // decode reads the request body (already bounded and buffered by the route

@@ -217,7 +217,7 @@ func (s *Server) observe(r *http.Request, rec *recorder, info *requestInfo, d ti
 		slog.String("route", route),
 		slog.Int("status", status),
 		slog.Int64("bytes", rec.bytes),
-		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+		slog.Int64("duration_us", d.Microseconds()), // an integer: slog writes floats through encoding/json
 		slog.String("remote", s.clientIP(r)),
 	}
 	if info.keyPrefix != "" {
