@@ -11,9 +11,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
+
+	"github.com/periscope-oss/periscope/internal/keyfile"
 )
 
 // SecretsKeySize is the size of the key webhook secrets are sealed with
@@ -99,39 +99,15 @@ func LoadOrCreateSecretsKey(path string, create bool, created func(path string))
 	if path == "" {
 		return nil, errors.New("no webhook secrets key file given (--secrets-key-file)")
 	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) && create {
-		key := make([]byte, SecretsKeySize)
-		if _, err := rand.Read(key); err != nil {
-			return nil, err
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("create webhook secrets key file: %w", err)
-		}
-		if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
-			f.Close()
-			os.Remove(path)
-			return nil, fmt.Errorf("write webhook secrets key file: %w", err)
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(path)
-			return nil, fmt.Errorf("write webhook secrets key file: %w", err)
-		}
-		if created != nil {
-			created(path)
-		}
-		return NewSecretsKey(key)
-	}
+	b, key, err := keyfile.Load(path, "webhook secrets key file", SecretsKeySize, create, created)
 	if err != nil {
-		return nil, fmt.Errorf("read webhook secrets key file: %w", err)
+		return nil, err
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("webhook secrets key file %s is readable by others (mode %o): chmod 600 it", path, fi.Mode().Perm())
-	}
-	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil || len(key) != SecretsKeySize {
-		return nil, fmt.Errorf("webhook secrets key file %s: want %d hex digits", path, 2*SecretsKeySize)
+	if key == nil {
+		key, err = hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(key) != SecretsKeySize {
+			return nil, fmt.Errorf("webhook secrets key file %s: want %d hex digits", path, 2*SecretsKeySize)
+		}
 	}
 	return NewSecretsKey(key)
 }

@@ -13,9 +13,9 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"io/fs"
-	"os"
 	"sync"
+
+	"github.com/periscope-oss/periscope/internal/keyfile"
 )
 
 // Keyring holds a master key and the keys derived from it with HKDF-SHA256:
@@ -149,25 +149,12 @@ func LoadOrCreateKey(path string, create bool, created KeyFileLogger) (*Keyring,
 	if path == "" {
 		return nil, errors.New("no dark-web key file given (--darkweb-key-file)")
 	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) && create {
-		master := make([]byte, KeySize)
-		if _, err := rand.Read(master); err != nil {
-			return nil, err
-		}
-		if err := WriteKeyFile(path, master); err != nil {
-			return nil, err
-		}
-		if created != nil {
-			created(path)
-		}
-		return NewKeyring(master)
-	}
+	b, master, err := keyfile.Load(path, "dark-web key file", KeySize, create, created)
 	if err != nil {
-		return nil, fmt.Errorf("read dark-web key file: %w", err)
+		return nil, err
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("dark-web key file %s is readable by others (mode %o): chmod 600 it", path, fi.Mode().Perm())
+	if master != nil {
+		return NewKeyring(master)
 	}
 	masters, err := parseKeyFile(b)
 	if err != nil {
@@ -179,20 +166,7 @@ func LoadOrCreateKey(path string, create bool, created KeyFileLogger) (*Keyring,
 // WriteKeyFile writes master hex-encoded to a new file with mode 0600; an
 // existing file is never overwritten.
 func WriteKeyFile(path string, master []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("create dark-web key file: %w", err)
-	}
-	if _, err := f.WriteString(hex.EncodeToString(master) + "\n"); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("write dark-web key file: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return keyfile.Write(path, "dark-web key file", master)
 }
 
 // NewMasterKey returns a random master key.
