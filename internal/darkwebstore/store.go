@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -266,7 +267,7 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", q.Type, err)
 	}
-	got, err := scanRows(rows)
+	got, err := scanRows(rows, q.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -329,14 +330,14 @@ func (d *Store) hasValue(r *breach.Record, t breach.Type, v string) bool {
 	case breach.OrgAlias:
 		cands = []string{r.OrgAlias}
 	case breach.Hostname:
-		cands = []string{r.Hostname, breach.URLHost(r.URL)}
+		cands = []string{r.Hostname}
 	case breach.HashedPassword:
 		cands = r.HashedPassword
 	case breach.CVE:
 		cands = r.CVEs
 	case breach.Domain:
 		_, host, _ := strings.Cut(r.Email, "@")
-		cands = []string{host, r.Domain, breach.URLHost(r.URL)}
+		cands = []string{host, r.Domain}
 	default:
 		return false
 	}
@@ -344,8 +345,23 @@ func (d *Store) hasValue(r *breach.Record, t breach.Type, v string) bool {
 		if c == "" {
 			continue
 		}
+		// A value stored as its normal form needs no normalising (email
+		// domains, BINs, IPs as Clean left them): normal forms are fixed
+		// points of Normalize.
+		if c == v {
+			return true
+		}
 		if n, err := d.norm.Normalize(t, c); err == nil && n == v {
 			return true
+		}
+	}
+	if t == breach.Hostname || t == breach.Domain {
+		// The URL's host last: parsing it is the dearest check, and most
+		// records match before it.
+		if h := breach.URLHost(r.URL); h != "" {
+			if n, err := d.norm.Normalize(t, h); err == nil && n == v {
+				return true
+			}
 		}
 	}
 	return false
@@ -386,9 +402,10 @@ func (d *Store) breachDates(ctx context.Context, res []Result) error {
 	return rows.Err()
 }
 
-func scanRows(rows *sql.Rows) ([]row, error) {
+// scanRows reads rows; size is how many are expected at most (the page).
+func scanRows(rows *sql.Rows, size int) ([]row, error) {
 	defer rows.Close()
-	var out []row
+	out := make([]row, 0, min(max(size, 0), 16))
 	for rows.Next() {
 		var r row
 		var id []byte
@@ -401,18 +418,46 @@ func scanRows(rows *sql.Rows) ([]row, error) {
 	return out, rows.Err()
 }
 
-// open decrypts rows.
+// openParallelMin is the number of rows from which open decrypts on every
+// core (a search or listing page of up to 1,000 records).
+const openParallelMin = 128
+
+// open decrypts rows, on every core for large pages.
 func (d *Store) open(rows []row) ([]Result, error) {
-	out := make([]Result, 0, len(rows))
-	for _, r := range rows {
-		res := Result{ID: r.id, DateAdded: r.dateAdded}
-		if err := d.openRow(r, &res.Record); err != nil {
+	out := make([]Result, len(rows))
+	parts := min(runtime.GOMAXPROCS(0), len(rows)/(openParallelMin/2))
+	if parts <= 1 {
+		if err := d.openRange(rows, out); err != nil {
 			return nil, err
 		}
-		res.Record.Breach, res.Record.BreachDate, res.Record.Source = r.breach, r.breachDate, r.source
-		out = append(out, res)
+		return out, nil
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(rows)/parts, (p+1)*len(rows)/parts
+		wg.Go(func() { errs[p] = d.openRange(rows[lo:hi], out[lo:hi]) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// openRange decrypts rows into out (as long as rows).
+func (d *Store) openRange(rows []row, out []Result) error {
+	for i := range rows {
+		r, res := &rows[i], &out[i]
+		res.ID, res.DateAdded = r.id, r.dateAdded
+		if err := d.openRow(*r, &res.Record); err != nil {
+			return err
+		}
+		res.Record.Breach, res.Record.BreachDate, res.Record.Source = r.breach, r.breachDate, r.source
+	}
+	return nil
 }
 
 // SetReveal allows (or stops allowing) an account to see passwords and
