@@ -1,7 +1,6 @@
 package darkwebstore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -159,8 +158,7 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	}
 	rows, err := d.query(ctx, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
 		FROM (SELECT i.rec, i.d FROM darkweb_index i WHERE`+w+group+`
-			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.seq = p.rec
-		ORDER BY p.d DESC, p.rec DESC`, append(args, q.Limit, offset)...)
+			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.seq = p.rec`, append(args, q.Limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
@@ -168,6 +166,7 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	if err != nil {
 		return nil, 0, err
 	}
+	newestFirst(got) // sorted here, not by the engine (see sqlSearch)
 	if len(got) == q.Limit && q.Limit > 0 {
 		last := got[len(got)-1]
 		d.keepPage(pageKey("credentials", ks, q, from, to, q.Email, q.Offset+q.Limit), pageAt{total: total, d: last.dateAdded, rec: last.seq})
@@ -265,12 +264,7 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	newest := make([]row, 0, len(xs))
 	for _, x := range xs {
 		got := byEmail[x]
-		slices.SortFunc(got, func(a, b row) int {
-			if c := cmp.Compare(b.dateAdded, a.dateAdded); c != 0 {
-				return c
-			}
-			return cmp.Compare(b.seq, a.seq)
-		})
+		newestFirst(got)
 		if len(got) > 0 {
 			newest = append(newest, got[0])
 		}

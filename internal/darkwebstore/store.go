@@ -5,6 +5,7 @@ package darkwebstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -220,13 +222,27 @@ type Query struct {
 // its primary key: newest first, ties by record id descending, so the
 // LIMIT stops the scan) and only then reads the page's records. Ordering
 // ties ascending would make the engine sort every match, reading every
-// matching record, before the LIMIT.
+// matching record, before the LIMIT. The page's records come back in no
+// set order: newestFirst sorts them (an outer ORDER BY made SQLite copy
+// every record, blob and all, through a sorter: about half of the query
+// for a page of 1,000).
 const sqlSearch = `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
 	FROM (SELECT rec, d FROM darkweb_index
 		WHERE k = ? AND d >= ? AND d <= ?
 		ORDER BY d DESC, rec DESC LIMIT ?) p
-	JOIN darkweb_records r ON r.seq = p.rec
-	ORDER BY p.d DESC, p.rec DESC`
+	JOIN darkweb_records r ON r.seq = p.rec`
+
+// newestFirst orders rows as the index orders a page: date_added
+// descending, then seq descending (an index row's d is its record's
+// date_added and its rec the record's seq).
+func newestFirst(rows []row) {
+	slices.SortFunc(rows, func(a, b row) int {
+		if c := cmp.Compare(b.dateAdded, a.dateAdded); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.seq, a.seq)
+	})
+}
 
 // Search finds the records whose normalised value of q.Type equals q.Value's.
 // A value that does not normalise (an invalid email, say) is an error
@@ -271,6 +287,7 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	newestFirst(got)
 	d.mu.Lock()
 	if len(d.cache) >= cacheMax {
 		for k, e := range d.cache {
