@@ -44,33 +44,34 @@ func appendDarkwebRecords(b []byte, res []darkwebstore.Result, d *disclosure, vu
 		}
 		return append(b, ']')
 	}
-	// Each part encodes a contiguous run of records into its own buffer;
-	// the runs are then joined in order.
+	// Each part encodes a contiguous run of records: the first straight
+	// into b, the others into buffers of their own, joined to b in order.
 	bufs := make([][]byte, parts)
 	var wg sync.WaitGroup
-	for p := range parts {
+	for p := 1; p < parts; p++ {
 		lo, hi := p*len(res)/parts, (p+1)*len(res)/parts
 		wg.Go(func() {
 			out := make([]byte, 0, (hi-lo)*darkwebRecordBytes)
 			for i := lo; i < hi; i++ {
-				if i > lo {
-					out = append(out, ',')
-				}
+				out = append(out, ',')
 				out = appendDarkwebRecord(out, &res[i], d, vuln)
 			}
 			bufs[p] = out
 		})
 	}
+	for i := range len(res) / parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendDarkwebRecord(b, &res[i], d, vuln)
+	}
 	wg.Wait()
 	size := 1
 	for _, part := range bufs {
-		size += len(part) + 1
+		size += len(part)
 	}
 	b = slices.Grow(b, size)
-	for p, part := range bufs {
-		if p > 0 && len(part) > 0 {
-			b = append(b, ',')
-		}
+	for _, part := range bufs {
 		b = append(b, part...)
 	}
 	return append(b, ']')
