@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -33,7 +34,8 @@ import (
 // requests also reports the process's CPU time, allocations and bytes
 // allocated per request (server and client together);
 // PERISCOPE_DARKWEB_BENCH_CPUPROFILE=FILE writes a CPU profile of the
-// requests (not of the load).
+// requests (not of the load), PERISCOPE_DARKWEB_BENCH_MEMPROFILE=FILE
+// allocation profiles before (FILE.base) and after them.
 func BenchmarkDarkwebHTTP(b *testing.B) {
 	n := 20000
 	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
@@ -96,14 +98,16 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var sink bytes.Buffer
-		sink.ReadFrom(resp.Body)
-		resp.Body.Close()
-		d := time.Since(t0)
+		// The whole body is read, and dropped: a real client is another
+		// process, and a growing buffer here (4 MB of allocations for a
+		// 1 MB answer) made the server pay for the client's garbage.
 		if resp.StatusCode != 200 {
-			b.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, sink.Bytes())
+			msg, _ := io.ReadAll(resp.Body)
+			b.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, msg)
 		}
-		return d
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return time.Since(t0)
 	}
 	p95 := func(ds []time.Duration) float64 {
 		slices.Sort(ds)
@@ -142,6 +146,22 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if path := os.Getenv("PERISCOPE_DARKWEB_BENCH_MEMPROFILE"); path != "" {
+		// Allocations of the requests alone: compare FILE with FILE.base
+		// (go tool pprof -diff_base FILE.base … FILE).
+		writeAllocs := func(path string) {
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		writeAllocs(path + ".base")
+		defer writeAllocs(path)
 	}
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
