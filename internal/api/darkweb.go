@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,7 +33,9 @@ const (
 
 var errDarkwebOff = periscope.Errorf(periscope.EUnavailable, "Dark-web data is not configured on this server (start it with --darkweb-key-file).")
 
-// darkwebRecord is a breach record on the wire: FullHunt's fields, then ours.
+// darkwebRecord is a breach record on the wire: FullHunt's fields, then
+// ours. The answers are written by appendDarkwebRecord (darkweb_json.go),
+// which must give what encoding/json gives for this type.
 type darkwebRecord struct {
 	ID             string   `json:"id"`
 	Email          string   `json:"email"`
@@ -103,7 +106,7 @@ func (s *Server) accountDomains(ctx context.Context, accountID string) ([]string
 func under(host string, domains []string) bool {
 	host = strings.ToLower(host)
 	for _, d := range domains {
-		if host == d || strings.HasSuffix(host, "."+d) {
+		if host == d || len(host) > len(d) && host[len(host)-len(d)-1] == '.' && strings.HasSuffix(host, d) {
 			return true
 		}
 	}
@@ -115,48 +118,21 @@ func (d disclosure) clear(r *breach.Record) bool {
 	if d.all {
 		return true
 	}
-	var hosts []string
-	if _, h, ok := strings.Cut(r.Email, "@"); ok {
-		hosts = append(hosts, h)
+	if len(d.domains) == 0 {
+		return false
 	}
-	if r.Domain != "" {
-		hosts = append(hosts, r.Domain)
+	// The URL is parsed only when the email and the domain are not under
+	// the caller's domains (a page holds up to 1,000 records).
+	if _, h, ok := strings.Cut(r.Email, "@"); ok && under(h, d.domains) {
+		return true
 	}
-	if h := breach.URLHost(r.URL); h != "" {
-		hosts = append(hosts, h)
+	if r.Domain != "" && under(r.Domain, d.domains) {
+		return true
 	}
-	for _, h := range hosts {
-		if under(h, d.domains) {
-			return true
-		}
+	if h := breach.URLHost(r.URL); h != "" && under(h, d.domains) {
+		return true
 	}
 	return false
-}
-
-func toDarkwebRecord(res darkwebstore.Result, d disclosure) darkwebRecord {
-	r := res.Record
-	out := darkwebRecord{
-		ID: res.ID, Email: r.Email, Username: r.Username, Password: r.Password, HashedPassword: r.HashedPassword,
-		HashType: r.HashType, Name: r.Name, Phone: r.Phone, Address: r.Address, IPAddress: r.IP, VIN: r.VIN,
-		Domain: r.Domain, DatabaseName: r.Breach, BreachDate: r.BreachDate, DateAdded: res.DateAdded,
-		Hostname: r.Hostname, MACAddress: r.MAC, OrgAlias: r.OrgAlias, BIN: r.BIN, URL: r.URL, Source: r.Source,
-	}
-	if out.Domain == "" {
-		_, out.Domain, _ = strings.Cut(r.Email, "@")
-	}
-	if out.HashedPassword == nil {
-		out.HashedPassword = []string{}
-	}
-	if !d.clear(&r) {
-		out.Masked = true
-		out.Password = breach.Mask(out.Password)
-		hs := make([]string, len(out.HashedPassword))
-		for i, h := range out.HashedPassword {
-			hs[i] = breach.Mask(h)
-		}
-		out.HashedPassword = hs
-	}
-	return out
 }
 
 // darkwebSearchBody is the body of POST /oem/darkweb/search (README "Dark-web breach intelligence").
@@ -236,19 +212,19 @@ func (s *Server) handleDarkwebSearch(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	out := make([]darkwebRecord, len(found))
-	for i, f := range found {
-		out[i] = toDarkwebRecord(f, d)
-	}
-	if typ == breach.CVE && len(out) > 0 {
+	var vuln []byte
+	if typ == breach.CVE && len(found) > 0 {
 		if vs, err := s.vulns.SearchVulns(r.Context(), vulnstore.VulnSearch{Query: strings.ToUpper(strings.TrimSpace(*b.Query)), Limit: 1}); err == nil && len(vs) > 0 {
-			v := toVulnRecords(vs)[0]
-			for i := range out {
-				out[i].Vulnerability = &v
+			if vuln, err = appendJSONValue(nil, toVulnRecords(vs)[0]); err != nil {
+				return err
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"response": out})
+	// {"response":[records]}, as encoding/json wrote the map before.
+	body := make([]byte, 0, 16+len(found)*(darkwebRecordBytes+len(vuln)))
+	body = append(body, `{"response":`...)
+	body = appendDarkwebRecords(body, found, &d, vuln)
+	writeJSONBody(w, http.StatusOK, append(body, '}'))
 	return nil
 }
 
@@ -320,30 +296,42 @@ func (s *Server) handleCompromisedCredentials(w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
-	out := []darkwebRecord{}
+	var found []darkwebstore.Result
 	total, all := 0, 0
 	if ok {
-		found, n, err := s.darkweb.Credentials(r.Context(), q)
-		if err != nil {
+		var n int
+		if found, n, err = s.darkweb.Credentials(r.Context(), q); err != nil {
 			return err
 		}
 		total, all = n, n
-		if q.Email != "" || len(q.Domains) == 1 || q.From > 0 || q.To > 0 {
+		if query != "" || q.From > 0 || q.To > 0 {
+			// Narrowed (to an email, a domain or dates): total_results
+			// is the caller's whole listing, counted apart.
 			doms, _ := s.accountDomains(r.Context(), principalOf(r).Account.ID)
 			if _, all, err = s.darkweb.Credentials(r.Context(), darkwebstore.ListQuery{Domains: doms, Limit: 1}); err != nil {
 				return err
 			}
 		}
-		// Records under the caller's own domains: secrets in clear.
-		d := disclosure{all: true}
-		for _, f := range found {
-			out = append(out, toDarkwebRecord(f, d))
-		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"total_results": all, "page": page, "query": query, "total_query_results": total, "results": out})
+	// The keys in the order encoding/json gave the map before (sorted).
+	// Records under the caller's own domains: secrets in clear.
+	body := make([]byte, 0, 128+len(query)+len(found)*darkwebRecordBytes)
+	body = append(body, `{"page":`...)
+	body = strconv.AppendInt(body, int64(page), 10)
+	body = append(body, `,"query":`...)
+	body = appendJSONString(body, query)
+	body = append(body, `,"results":`...)
+	body = appendDarkwebRecords(body, found, &disclosure{all: true}, nil)
+	body = append(body, `,"total_query_results":`...)
+	body = strconv.AppendInt(body, int64(total), 10)
+	body = append(body, `,"total_results":`...)
+	body = strconv.AppendInt(body, int64(all), 10)
+	writeJSONBody(w, http.StatusOK, append(body, '}'))
 	return nil
 }
 
+// discoveredEmail is an item of the discovered-emails listing on the wire
+// (written by appendDiscoveredEmail, which must match it).
 type discoveredEmail struct {
 	ID         string   `json:"id"`
 	Email      string   `json:"email"`
@@ -365,20 +353,38 @@ func (s *Server) handleDiscoveredEmails(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	items := []discoveredEmail{}
+	var rows []darkwebstore.EmailRow
 	total := 0
 	if ok {
-		rows, n, err := s.darkweb.Emails(r.Context(), q)
-		if err != nil {
+		if rows, total, err = s.darkweb.Emails(r.Context(), q); err != nil {
 			return err
 		}
-		total = n
-		for _, e := range rows {
-			items = append(items, discoveredEmail{ID: e.ID, Email: e.Email, Domain: e.Domain, DateAdded: e.LastSeen, BreachDate: e.BreachDate,
-				Breaches: e.Breaches, FirstSeen: e.FirstSeen, LastSeen: e.LastSeen})
-		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": http.StatusOK, "query": query, "total_query_results": total,
-		"results": listingResults[discoveredEmail]{Items: items, Total: total, Page: page, PerPage: q.Limit, Pages: (total + q.Limit - 1) / max(q.Limit, 1)}})
+	// {"query","results":listingResults[discoveredEmail],"status",
+	// "total_query_results"}: the map's keys sorted, as encoding/json
+	// wrote them before.
+	body := make([]byte, 0, 256+len(query)+len(rows)*256)
+	body = append(body, `{"query":`...)
+	body = appendJSONString(body, query)
+	body = append(body, `,"results":{"items":[`...)
+	for i := range rows {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = appendDiscoveredEmail(body, &rows[i])
+	}
+	body = append(body, `],"total":`...)
+	body = strconv.AppendInt(body, int64(total), 10)
+	body = append(body, `,"page":`...)
+	body = strconv.AppendInt(body, int64(page), 10)
+	body = append(body, `,"per_page":`...)
+	body = strconv.AppendInt(body, int64(q.Limit), 10)
+	body = append(body, `,"pages":`...)
+	body = strconv.AppendInt(body, int64((total+q.Limit-1)/max(q.Limit, 1)), 10)
+	body = append(body, `},"status":`...)
+	body = strconv.AppendInt(body, http.StatusOK, 10)
+	body = append(body, `,"total_query_results":`...)
+	body = strconv.AppendInt(body, int64(total), 10)
+	writeJSONBody(w, http.StatusOK, append(body, '}'))
 	return nil
 }

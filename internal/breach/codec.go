@@ -45,12 +45,16 @@ func (r *Record) decodeBinary(b []byte) error {
 		return errCodec
 	}
 	b = b[1:]
+	// The fields are slices of one copy of the plaintext: one allocation
+	// a record instead of one a field (a page opens up to 1,000 records).
+	all := string(b)
 	str := func() (string, error) {
 		n, k := binary.Uvarint(b)
 		if k <= 0 || n > uint64(len(b)-k) {
 			return "", errCodec
 		}
-		s := string(b[k : k+int(n)])
+		at := len(all) - len(b) + k
+		s := all[at : at+int(n)]
 		b = b[k+int(n):]
 		if !utf8.ValidString(s) {
 			return "", errCodec

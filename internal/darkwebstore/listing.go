@@ -1,7 +1,6 @@
 package darkwebstore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/hex"
@@ -159,15 +158,15 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	}
 	rows, err := d.query(ctx, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
 		FROM (SELECT i.rec, i.d FROM darkweb_index i WHERE`+w+group+`
-			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.seq = p.rec
-		ORDER BY p.d DESC, p.rec DESC`, append(args, q.Limit, offset)...)
+			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.seq = p.rec`, append(args, q.Limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
-	got, err := scanRows(rows)
+	got, err := scanRows(rows, q.Limit)
 	if err != nil {
 		return nil, 0, err
 	}
+	newestFirst(got) // sorted here, not by the engine (see sqlSearch)
 	if len(got) == q.Limit && q.Limit > 0 {
 		last := got[len(got)-1]
 		d.keepPage(pageKey("credentials", ks, q, from, to, q.Email, q.Offset+q.Limit), pageAt{total: total, d: last.dateAdded, rec: last.seq})
@@ -258,30 +257,44 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	if len(out) == q.Limit && q.Limit > 0 {
 		d.keepPage(pageKey("emails", ks, q, from, to, q.Email, q.Offset+q.Limit), pageAt{total: total, d: lastD, rec: lastRec})
 	}
+	// The email is read from the newest of its records that is under the
+	// caller's domains (another email sharing the key is not): the newest
+	// record of every email of the page is opened at once (on every
+	// core), older ones only when the newest is not under them.
+	newest := make([]row, 0, len(xs))
+	for _, x := range xs {
+		got := byEmail[x]
+		newestFirst(got)
+		if len(got) > 0 {
+			newest = append(newest, got[0])
+		}
+	}
+	opened, err := d.open(newest)
+	if err != nil {
+		return nil, 0, err
+	}
 	kept := out[:0]
 	for i, x := range xs {
 		e := out[i]
 		got := byEmail[x]
 		e.Breaches = []string{}
-		slices.SortFunc(got, func(a, b row) int {
-			if c := cmp.Compare(b.dateAdded, a.dateAdded); c != 0 {
-				return c
-			}
-			return cmp.Compare(b.seq, a.seq)
-		})
-		// The email is read from the newest of its records that is under
-		// the caller's domains (another email sharing the key is not).
 		var recs []row
-		for _, g := range got {
+		for j, g := range got {
 			if e.Email == "" {
-				first, err := d.open([]row{g})
-				if err != nil {
-					return nil, 0, err
+				var email string
+				if j == 0 {
+					email, opened = opened[0].Record.Email, opened[1:]
+				} else {
+					one, err := d.open([]row{g})
+					if err != nil {
+						return nil, 0, err
+					}
+					email = one[0].Record.Email
 				}
-				if !underDomains(first[0].Record.Email, doms) {
+				if !underDomains(email, doms) {
 					continue
 				}
-				e.Email = first[0].Record.Email
+				e.Email = email
 			}
 			recs = append(recs, g)
 		}
@@ -342,7 +355,7 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 		if err != nil {
 			return err
 		}
-		got, err := scanRows(rows)
+		got, err := scanRows(rows, 1000)
 		if err != nil {
 			return err
 		}

@@ -552,7 +552,7 @@ func (d *Store) finishPending(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read staged records: %w", err)
 		}
-		got, err := scanRows(rows)
+		got, err := scanRows(rows, 2000)
 		if err != nil {
 			return err
 		}

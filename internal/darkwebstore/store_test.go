@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -374,6 +375,62 @@ func TestListingTotalsKeptAtIngest(t *testing.T) {
 				t.Fatal(err)
 			}
 			check(d2, 4, 4)
+		})
+	}
+}
+
+// TestLargeSearchPages checks that pages of every size, up to ones opened
+// on every core, hold the same records in the same order (newest first,
+// ties by seq descending: sorted in Go, not by the engine).
+func TestLargeSearchPages(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			d, s, _ := open(t, engine)
+			ctx := context.Background()
+			n := d.Normalizer()
+			day := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+			// Three loads a day apart: ties within a load, order across.
+			for load := range 3 {
+				now := day.Add(time.Duration(load) * 24 * time.Hour)
+				s.Now = func() time.Time { return now }
+				var recs []breach.Record
+				for i := range 250 {
+					r := breach.Record{Email: fmt.Sprintf("user%d.%d@large.example.com", load, i), Password: fmt.Sprintf("pw-%d-%d", load, i), Breach: "Large", Source: "combolist"}
+					if err := n.Clean(&r); err != nil {
+						t.Fatal(err)
+					}
+					recs = append(recs, r)
+				}
+				if _, err := d.Add(ctx, recs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			search := func(limit int) []Result {
+				t.Helper()
+				res, err := d.Search(ctx, Query{Type: breach.Domain, Value: "large.example.com", Limit: limit, NoCache: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			all := search(1000)
+			if len(all) != 750 {
+				t.Fatalf("%d records, want 750", len(all))
+			}
+			if !strings.HasPrefix(all[0].Record.Email, "user2.") || !strings.HasPrefix(all[749].Record.Email, "user0.") {
+				t.Fatalf("not newest first: %s … %s", all[0].Record.Email, all[749].Record.Email)
+			}
+			for _, limit := range []int{1, 100, 255, 256, 600} {
+				page := search(limit)
+				if len(page) != limit {
+					t.Fatalf("limit %d: %d records", limit, len(page))
+				}
+				for i := range page {
+					if page[i].ID != all[i].ID || page[i].Record.Email != all[i].Record.Email || page[i].Record.Password != all[i].Record.Password {
+						t.Fatalf("limit %d, record %d: %s %s, the 1,000 page has %s %s", limit, i, page[i].ID, page[i].Record.Email, all[i].ID, all[i].Record.Email)
+					}
+				}
+			}
 		})
 	}
 }
