@@ -485,7 +485,13 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx) (int, error) {
 		}
 		return r.RowsAffected()
 	}
-	fresh, err := exec("identities", ignore(`darkweb_ids (id, seq) SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq ORDER BY r.id, r.seq`, "id"))
+	var fresh int64
+	var err error
+	if pg {
+		fresh, err = exec("identities", ignore(`darkweb_ids (id, seq) SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq ORDER BY r.id, r.seq`, "id"))
+	} else {
+		fresh, err = insertIDs(ctx, tx)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -640,6 +646,74 @@ func (d *Store) dropCache() {
 	d.mu.Lock()
 	d.cache = map[string]cacheEntry{}
 	d.mu.Unlock()
+}
+
+// insertIDs enters the identities of the staged records into darkweb_ids
+// on SQLite, sorted in Go (SQLite's sorter was a quarter of a
+// 10-million-record build in the cgo-free driver); of equal ids the lowest
+// seq is inserted first and wins. It returns how many were new.
+func insertIDs(ctx context.Context, tx *sql.Tx) (int64, error) {
+	type idRow struct {
+		id  string
+		seq int64
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq`)
+	if err != nil {
+		return 0, fmt.Errorf("index build (identities): %w", err)
+	}
+	var ids []idRow
+	for rows.Next() {
+		var id []byte
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("index build (identities): %w", err)
+		}
+		ids = append(ids, idRow{string(id), seq})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("index build (identities): %w", err)
+	}
+	slices.SortFunc(ids, func(a, b idRow) int {
+		if c := strings.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	var fresh int64
+	stmts := map[int]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	args := make([]any, 0, 2*indexPerInsert)
+	for start := 0; start < len(ids); start += indexPerInsert {
+		chunk := ids[start:min(start+indexPerInsert, len(ids))]
+		args = args[:0]
+		for _, r := range chunk {
+			args = append(args, []byte(r.id), r.seq)
+		}
+		st, ok := stmts[len(chunk)]
+		if !ok {
+			st, err = tx.PrepareContext(ctx, `INSERT OR IGNORE INTO darkweb_ids (id, seq) VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", len(chunk)), ","))
+			if err != nil {
+				return 0, fmt.Errorf("index build (identities): %w", err)
+			}
+			stmts[len(chunk)] = st
+		}
+		res, err := st.ExecContext(ctx, args...)
+		if err != nil {
+			return 0, fmt.Errorf("index build (identities): %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("index build (identities): %w", err)
+		}
+		fresh += n
+	}
+	return fresh, nil
 }
 
 // indexRow is one darkweb_index row (x 0: NULL).
