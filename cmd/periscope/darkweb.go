@@ -297,7 +297,7 @@ func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Opti
 // the first record, and a failed store must not be half-retried).
 func (r *darkwebRun) finish(ctx context.Context, err error) error {
 	if err != nil && !errors.Is(err, breach.ErrIncomplete) {
-		r.parsed = r.parsed[:0]
+		r.clean() // the rejects are counted; the records are dropped
 		r.batch = r.batch[:0]
 		return err
 	}

@@ -772,7 +772,7 @@ func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]
 		return err
 	}
 	defer waitSpill()
-	all := make([]indexRow, 0, min(14*staged, runRows)) // about 12 keys a record
+	all := make([]indexRow, 0, min(14*staged, runRows)+64) // about 12 keys a record; a run ends past runRows
 	var spare []indexRow
 	lo18, hi18 := codeLo(codeDomainEmail), codeLo(codeDomainEmail+1)
 	for rows.Next() {
