@@ -446,10 +446,11 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",
 // page on a grown one):
 //
 //  1. identities: staged records whose id is new enter darkweb_ids (the
-//     lowest seq of an id wins); the others are duplicates and are
-//     deleted with their staged rows;
+//     lowest seq of an id wins; sorted in Go on SQLite, see insertIDs);
+//     the others are duplicates and are deleted with their staged rows;
 //  2. listing counts: credentials per email domain, and per email domain
-//     the distinct emails whose search key is not stored yet;
+//     the distinct emails whose search key is not stored yet (on SQLite
+//     tallied from the sorted index rows as step 3 inserts them);
 //  3. the index rows of every staged key (sorted in Go on SQLite, see
 //     insertSorted; one set-based statement on PostgreSQL);
 //  4. the stage is emptied.
