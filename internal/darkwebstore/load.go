@@ -1,6 +1,7 @@
 package darkwebstore
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"database/sql"
@@ -8,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -187,8 +190,12 @@ type Loader struct {
 	// busy is the time spent in the connection's transactions (the
 	// single writer's share of a load).
 	busy time.Duration
-	// buildEvery is how many staged records trigger a build (0: only
-	// Flush and Close build).
+	// buildEvery is how many staged records trigger a build (0, the
+	// default: only Flush and Close build). A build inserts its rows in
+	// key order into the whole index: with builds every million records,
+	// a load of ten million rewrote most of a growing index ten times
+	// (31 GB written), while one build at the end appends into an empty
+	// index or passes over an existing one once.
 	buildEvery int
 	staged     int
 	// dups counts duplicates found by builds Add ran, not yet reported.
@@ -199,13 +206,6 @@ type Loader struct {
 // writers take turns (a batch reads the highest seq before it appends;
 // SQLite's BEGIN IMMEDIATE serialises writers already).
 const lockDarkweb = 1685550955
-
-// DefaultBuildEvery is how many staged records a Loader builds at once
-// unless told otherwise: large enough that the sorted build touches each
-// index page for many rows, small enough that a long load's records
-// become searchable as it goes and the sorted rows (about 12 a record, 32
-// bytes each) stay under 500 MB of memory.
-const DefaultBuildEvery = 1_000_000
 
 // Loader returns a loader on a connection of its own. Records left staged
 // by an interrupted load are indexed first.
@@ -220,7 +220,7 @@ func (d *Store) Loader(ctx context.Context) (*Loader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dark-web loader: %w", err)
 	}
-	return &Loader{d: d, conn: c, buildEvery: DefaultBuildEvery, written: make(chan error, 1)}, nil
+	return &Loader{d: d, conn: c, written: make(chan error, 1)}, nil
 }
 
 // WriterTime is the time the loader's connection has spent in its
@@ -240,7 +240,8 @@ func (l *Loader) wait() error {
 }
 
 // SetBuildEvery sets how many staged records trigger a build inside Add
-// (0: only Flush and Close build).
+// (0, the default: only Flush and Close build; records become searchable
+// when their build commits).
 func (l *Loader) SetBuildEvery(n int) { l.buildEvery = n }
 
 // Close finishes the batch being written, indexes what is staged and
@@ -445,10 +446,11 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",
 // page on a grown one):
 //
 //  1. identities: staged records whose id is new enter darkweb_ids (the
-//     lowest seq of an id wins); the others are duplicates and are
-//     deleted with their staged rows;
+//     lowest seq of an id wins; sorted in Go on SQLite, see insertIDs);
+//     the others are duplicates and are deleted with their staged rows;
 //  2. listing counts: credentials per email domain, and per email domain
-//     the distinct emails whose search key is not stored yet;
+//     the distinct emails whose search key is not stored yet (on SQLite
+//     tallied from the sorted index rows as step 3 inserts them);
 //  3. the index rows of every staged key (sorted in Go on SQLite, see
 //     insertSorted; one set-based statement on PostgreSQL);
 //  4. the stage is emptied.
@@ -484,7 +486,13 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx) (int, error) {
 		}
 		return r.RowsAffected()
 	}
-	fresh, err := exec("identities", ignore(`darkweb_ids (id, seq) SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq ORDER BY r.id, r.seq`, "id"))
+	var fresh int64
+	var err error
+	if pg {
+		fresh, err = exec("identities", ignore(`darkweb_ids (id, seq) SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq ORDER BY r.id, r.seq`, "id"))
+	} else {
+		fresh, err = insertIDs(ctx, tx)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -504,24 +512,61 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx) (int, error) {
 	in := func(lo int64) string { return fmt.Sprintf(`%s >= %d AND %s < %d`, v, lo, v, lo+1<<56) }
 	lfrom := strings.Replace(from, "s.keys", "s.lkeys", 1)
 	upsert := ` ON CONFLICT (k) DO UPDATE SET n = darkweb_counts.n + excluded.n`
-	if _, err := exec("credential counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
-		SELECT %s, COUNT(*) FROM %s WHERE %s GROUP BY %s`, v, lfrom, in(lo17), v)+upsert); err != nil {
-		return 0, err
-	}
-	// Before the index rows: an email is new when its search key is not
-	// stored yet.
-	if _, err := exec("email counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
-		SELECT %s, COUNT(DISTINCT s.email) FROM %s WHERE %s
-		AND NOT EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email) GROUP BY %s`, v, lfrom, in(lo18), v)+upsert); err != nil {
-		return 0, err
-	}
 	if !pg {
-		if err := insertSorted(ctx, tx); err != nil {
+		// The counts are taken from the sorted index rows as they are
+		// inserted (two GROUP BYs through SQLite's sorter over json_each
+		// were a third of a 10-million-record build); only the emails
+		// already stored are looked up first, before the index rows.
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.email FROM darkweb_stage s
+			WHERE s.email IS NOT NULL AND EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email)`)
+		if err != nil {
+			return 0, fmt.Errorf("index build (stored emails): %w", err)
+		}
+		known := map[int64]bool{}
+		for rows.Next() {
+			var e int64
+			if err := rows.Scan(&e); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			known[e] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("index build (stored emails): %w", err)
+		}
+		counts, err := insertSorted(ctx, tx, cmp.Or(d.runRows, buildRunRows), known)
+		if err != nil {
 			return 0, err
 		}
-	} else if _, err := exec("index rows", ignore(fmt.Sprintf(`darkweb_index (k, d, rec, x)
+		if len(counts) > 0 {
+			st, err := tx.PrepareContext(ctx, `INSERT INTO darkweb_counts (k, n) VALUES (?, ?)`+upsert)
+			if err != nil {
+				return 0, fmt.Errorf("index build (counts): %w", err)
+			}
+			defer st.Close()
+			for _, c := range counts {
+				if _, err := st.ExecContext(ctx, c.k, c.n); err != nil {
+					return 0, fmt.Errorf("index build (counts): %w", err)
+				}
+			}
+		}
+	} else {
+		if _, err := exec("credential counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
+		SELECT %s, COUNT(*) FROM %s WHERE %s GROUP BY %s`, v, lfrom, in(lo17), v)+upsert); err != nil {
+			return 0, err
+		}
+		// Before the index rows: an email is new when its search key is
+		// not stored yet.
+		if _, err := exec("email counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
+		SELECT %s, COUNT(DISTINCT s.email) FROM %s WHERE %s
+		AND NOT EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email) GROUP BY %s`, v, lfrom, in(lo18), v)+upsert); err != nil {
+			return 0, err
+		}
+		if _, err := exec("index rows", ignore(fmt.Sprintf(`darkweb_index (k, d, rec, x)
 		SELECT %s, s.d, s.seq, CASE WHEN %s THEN s.email END FROM %s ORDER BY 1, 2, 3`, v, in(lo18), from), "k, d, rec")); err != nil {
-		return 0, err
+			return 0, err
+		}
 	}
 	if _, err := exec("stage", `DELETE FROM darkweb_stage`); err != nil {
 		return 0, err
@@ -604,27 +649,132 @@ func (d *Store) dropCache() {
 	d.mu.Unlock()
 }
 
+// insertIDs enters the identities of the staged records into darkweb_ids
+// on SQLite, sorted in Go (SQLite's sorter was a quarter of a
+// 10-million-record build in the cgo-free driver); of equal ids the lowest
+// seq is inserted first and wins. It returns how many were new.
+func insertIDs(ctx context.Context, tx *sql.Tx) (int64, error) {
+	type idRow struct {
+		id  string
+		seq int64
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq`)
+	if err != nil {
+		return 0, fmt.Errorf("index build (identities): %w", err)
+	}
+	var ids []idRow
+	for rows.Next() {
+		var id []byte
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("index build (identities): %w", err)
+		}
+		ids = append(ids, idRow{string(id), seq})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("index build (identities): %w", err)
+	}
+	slices.SortFunc(ids, func(a, b idRow) int {
+		if c := strings.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	var fresh int64
+	stmts := map[int]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	args := make([]any, 0, 2*indexPerInsert)
+	for start := 0; start < len(ids); start += indexPerInsert {
+		chunk := ids[start:min(start+indexPerInsert, len(ids))]
+		args = args[:0]
+		for _, r := range chunk {
+			args = append(args, []byte(r.id), r.seq)
+		}
+		st, ok := stmts[len(chunk)]
+		if !ok {
+			st, err = tx.PrepareContext(ctx, `INSERT OR IGNORE INTO darkweb_ids (id, seq) VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", len(chunk)), ","))
+			if err != nil {
+				return 0, fmt.Errorf("index build (identities): %w", err)
+			}
+			stmts[len(chunk)] = st
+		}
+		res, err := st.ExecContext(ctx, args...)
+		if err != nil {
+			return 0, fmt.Errorf("index build (identities): %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("index build (identities): %w", err)
+		}
+		fresh += n
+	}
+	return fresh, nil
+}
+
 // indexRow is one darkweb_index row (x 0: NULL).
 type indexRow struct{ k, d, rec, x int64 }
 
+func compareRows(a, b indexRow) int {
+	if c := cmp.Compare(a.k, b.k); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.d, b.d); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.rec, b.rec)
+}
+
 // indexPerInsert is how many index rows one SQLite statement inserts.
 const indexPerInsert = 500
+
+// buildRunRows is how many index rows a build sorts in memory at once (32
+// bytes each: 128 MiB, two such runs at most in memory). A build of more
+// staged rows sorts them run by run, spills each sorted run to an
+// unlinked temporary file and merges the runs as it inserts, so a build's
+// memory stays bounded whatever a load's size.
+const buildRunRows = 4 << 20
 
 // insertSorted inserts the index rows of what is staged on SQLite in key
 // order, sorted in Go: the engine's own sorter (ORDER BY over json_each)
 // cost more than half of a build in the cgo-free driver, and a Go sort of
 // integers a small fraction of that. The staged rows are read once, in
-// seq order (the table's own order).
-func insertSorted(ctx context.Context, tx *sql.Tx) error {
+// seq order (the table's own order), in runs of runRows rows: each run is
+// sorted (and spilled) in the background while the next is read, and the
+// runs are merged as the rows are inserted.
+func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]bool) ([]listCount, error) {
 	var staged int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage`).Scan(&staged); err != nil {
-		return fmt.Errorf("index build: read stage: %w", err)
+		return nil, fmt.Errorf("index build: read stage: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT seq, d, email, keys FROM darkweb_stage`)
 	if err != nil {
-		return fmt.Errorf("index build: read stage: %w", err)
+		return nil, fmt.Errorf("index build: read stage: %w", err)
 	}
-	all := make([]indexRow, 0, 14*staged) // about 12 keys a record
+	var runs []*run
+	defer func() {
+		for _, r := range runs {
+			r.close()
+		}
+	}()
+	// spilling is the run being sorted and written in the background.
+	var spilling chan error
+	waitSpill := func() error {
+		if spilling == nil {
+			return nil
+		}
+		err := <-spilling
+		spilling = nil
+		return err
+	}
+	defer waitSpill()
+	all := make([]indexRow, 0, min(14*staged, runRows)+64) // about 12 keys a record; a run ends past runRows
+	var spare []indexRow
 	lo18, hi18 := codeLo(codeDomainEmail), codeLo(codeDomainEmail+1)
 	for rows.Next() {
 		var seq, d int64
@@ -632,7 +782,7 @@ func insertSorted(ctx context.Context, tx *sql.Tx) error {
 		var keys string
 		if err := rows.Scan(&seq, &d, &email, &keys); err != nil {
 			rows.Close()
-			return err
+			return nil, err
 		}
 		keys = strings.TrimSuffix(strings.TrimPrefix(keys, "["), "]")
 		for keys != "" {
@@ -641,7 +791,7 @@ func insertSorted(ctx context.Context, tx *sql.Tx) error {
 			k, err := strconv.ParseInt(num, 10, 64)
 			if err != nil {
 				rows.Close()
-				return fmt.Errorf("index build: staged key %q of record %d: %w", num, seq, err)
+				return nil, fmt.Errorf("index build: staged key %q of record %d: %w", num, seq, err)
 			}
 			r := indexRow{k: k, d: d, rec: seq}
 			if k >= lo18 && k < hi18 {
@@ -649,20 +799,54 @@ func insertSorted(ctx context.Context, tx *sql.Tx) error {
 			}
 			all = append(all, r)
 		}
+		if len(all) >= runRows {
+			if err := waitSpill(); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			f, err := newRun()
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			runs = append(runs, f)
+			spilling = make(chan error, 1)
+			go func(full []indexRow) {
+				slices.SortFunc(full, compareRows)
+				spilling <- f.write(full)
+			}(all)
+			all, spare = spare[:0], all
+			if all == nil {
+				all = make([]indexRow, 0, runRows+64)
+			}
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("index build: read stage: %w", err)
+		return nil, fmt.Errorf("index build: read stage: %w", err)
 	}
-	slices.SortFunc(all, func(a, b indexRow) int {
-		if c := cmp.Compare(a.k, b.k); c != 0 {
-			return c
+	slices.SortFunc(all, compareRows)
+	if err := waitSpill(); err != nil {
+		return nil, err
+	}
+	spare = nil
+	next := func() (indexRow, bool) {
+		if len(all) == 0 {
+			return indexRow{}, false
 		}
-		if c := cmp.Compare(a.d, b.d); c != 0 {
-			return c
+		r := all[0]
+		all = all[1:]
+		return r, true
+	}
+	if len(runs) > 0 {
+		m, err := newMerge(runs, all)
+		if err != nil {
+			return nil, err
 		}
-		return cmp.Compare(a.rec, b.rec)
-	})
+		next = m.next
+	}
+	tally := listTally{known: known}
+
 	var st *sql.Stmt
 	defer func() {
 		if st != nil {
@@ -670,24 +854,34 @@ func insertSorted(ctx context.Context, tx *sql.Tx) error {
 		}
 	}()
 	args := make([]any, 0, 4*indexPerInsert)
-	for start := 0; start < len(all); start += indexPerInsert {
-		chunk := all[start:min(start+indexPerInsert, len(all))]
+	for done := false; !done; {
 		args = args[:0]
-		for _, r := range chunk {
+		n := 0
+		for n < indexPerInsert {
+			r, ok := next()
+			if !ok {
+				done = true
+				break
+			}
+			tally.add(r)
 			var x any
 			if r.x != 0 {
 				x = r.x
 			}
 			args = append(args, r.k, r.d, r.rec, x)
+			n++
 		}
-		q := `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?,?,?),", len(chunk)), ",")
+		if n == 0 {
+			break
+		}
 		use := st
-		if len(chunk) != indexPerInsert || st == nil {
+		if n != indexPerInsert || st == nil {
+			q := `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?,?,?),", n), ",")
 			p, err := tx.PrepareContext(ctx, q)
 			if err != nil {
-				return fmt.Errorf("index build: %w", err)
+				return nil, fmt.Errorf("index build: %w", err)
 			}
-			if len(chunk) == indexPerInsert {
+			if n == indexPerInsert {
 				st = p
 			} else {
 				defer p.Close()
@@ -695,8 +889,209 @@ func insertSorted(ctx context.Context, tx *sql.Tx) error {
 			use = p
 		}
 		if _, err := use.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("index build: insert rows: %w", err)
+			return nil, fmt.Errorf("index build: insert rows: %w", err)
 		}
 	}
+	for _, r := range runs {
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	return tally.done(), nil
+}
+
+// listCount is a listing total to add to darkweb_counts.
+type listCount struct{ k, n int64 }
+
+// listTally counts the listing totals from index rows in key order:
+// credentials (code 17 rows) per email domain, and per email domain (code
+// 18 rows) the distinct emails (x) not known to be stored already.
+type listTally struct {
+	known  map[int64]bool
+	counts []listCount
+	k, n   int64
+	seen   map[int64]struct{}
+}
+
+func (t *listTally) add(r indexRow) {
+	code := r.k >> 56
+	if code != codeCredDomain && code != codeDomainEmail {
+		return
+	}
+	if r.k != t.k {
+		t.flush()
+		t.k = r.k
+		clear(t.seen)
+	}
+	if code == codeCredDomain {
+		t.n++
+		return
+	}
+	if r.x == 0 || t.known[r.x] {
+		return
+	}
+	if t.seen == nil {
+		t.seen = map[int64]struct{}{}
+	}
+	if _, ok := t.seen[r.x]; !ok {
+		t.seen[r.x] = struct{}{}
+		t.n++
+	}
+}
+
+func (t *listTally) flush() {
+	if t.n > 0 {
+		t.counts = append(t.counts, listCount{t.k, t.n})
+	}
+	t.n = 0
+}
+
+func (t *listTally) done() []listCount {
+	t.flush()
+	return t.counts
+}
+
+// run is a sorted run of index rows spilled to an unlinked temporary file
+// (nothing is left behind if the process dies), read back through a
+// buffer.
+type run struct {
+	f   *os.File
+	r   *bufio.Reader
+	buf [32]byte
+	err error
+}
+
+func newRun() (*run, error) {
+	f, err := os.CreateTemp("", "periscope-darkweb-run-*")
+	if err != nil {
+		return nil, fmt.Errorf("index build: spill sorted rows: %w", err)
+	}
+	os.Remove(f.Name())
+	return &run{f: f}, nil
+}
+
+func (r *run) write(rows []indexRow) error {
+	w := bufio.NewWriterSize(r.f, 1<<20)
+	var b [32]byte
+	for _, x := range rows {
+		binary.LittleEndian.PutUint64(b[0:], uint64(x.k))
+		binary.LittleEndian.PutUint64(b[8:], uint64(x.d))
+		binary.LittleEndian.PutUint64(b[16:], uint64(x.rec))
+		binary.LittleEndian.PutUint64(b[24:], uint64(x.x))
+		if _, err := w.Write(b[:]); err != nil {
+			return fmt.Errorf("index build: spill sorted rows: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("index build: spill sorted rows: %w", err)
+	}
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("index build: spill sorted rows: %w", err)
+	}
+	r.r = bufio.NewReaderSize(r.f, 1<<20)
 	return nil
+}
+
+// read returns the run's next row; false at its end (or on an error,
+// kept in r.err).
+func (r *run) read() (indexRow, bool) {
+	if _, err := io.ReadFull(r.r, r.buf[:]); err != nil {
+		if err != io.EOF {
+			r.err = fmt.Errorf("index build: read spilled rows: %w", err)
+		}
+		return indexRow{}, false
+	}
+	b := r.buf[:]
+	return indexRow{
+		k:   int64(binary.LittleEndian.Uint64(b[0:])),
+		d:   int64(binary.LittleEndian.Uint64(b[8:])),
+		rec: int64(binary.LittleEndian.Uint64(b[16:])),
+		x:   int64(binary.LittleEndian.Uint64(b[24:])),
+	}, true
+}
+
+func (r *run) close() { r.f.Close() }
+
+// merge yields the rows of sorted runs (and of a last run kept in
+// memory) in order: a binary min-heap of each run's next row.
+type merge struct {
+	heads []indexRow
+	from  []func() (indexRow, bool)
+}
+
+func newMerge(runs []*run, last []indexRow) (*merge, error) {
+	m := &merge{}
+	add := func(next func() (indexRow, bool)) {
+		if r, ok := next(); ok {
+			m.heads = append(m.heads, r)
+			m.from = append(m.from, next)
+			m.up(len(m.heads) - 1)
+		}
+	}
+	for _, r := range runs {
+		add(r.read)
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	add(func() (indexRow, bool) {
+		if len(last) == 0 {
+			return indexRow{}, false
+		}
+		r := last[0]
+		last = last[1:]
+		return r, true
+	})
+	return m, nil
+}
+
+func (m *merge) next() (indexRow, bool) {
+	if len(m.heads) == 0 {
+		return indexRow{}, false
+	}
+	top := m.heads[0]
+	if r, ok := m.from[0](); ok {
+		m.heads[0] = r
+	} else {
+		n := len(m.heads) - 1
+		m.heads[0], m.from[0] = m.heads[n], m.from[n]
+		m.heads, m.from = m.heads[:n], m.from[:n]
+	}
+	m.down(0)
+	return top, true
+}
+
+func (m *merge) less(i, j int) bool { return compareRows(m.heads[i], m.heads[j]) < 0 }
+
+func (m *merge) swap(i, j int) {
+	m.heads[i], m.heads[j] = m.heads[j], m.heads[i]
+	m.from[i], m.from[j] = m.from[j], m.from[i]
+}
+
+func (m *merge) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !m.less(i, p) {
+			return
+		}
+		m.swap(i, p)
+		i = p
+	}
+}
+
+func (m *merge) down(i int) {
+	for {
+		l, s := 2*i+1, i
+		if l < len(m.heads) && m.less(l, s) {
+			s = l
+		}
+		if r := l + 1; r < len(m.heads) && m.less(r, s) {
+			s = r
+		}
+		if s == i {
+			return
+		}
+		m.swap(i, s)
+		i = s
+	}
 }

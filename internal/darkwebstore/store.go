@@ -49,6 +49,9 @@ type Store struct {
 	cache map[string]cacheEntry
 	pages map[string]pageAt // where listing pages end (listing.go)
 	stmts sync.Map          // query text → *sql.Stmt (see query)
+	// runRows: index rows a build sorts in memory at once (0: buildRunRows;
+	// tests make it small to exercise the spilled runs).
+	runRows int
 }
 
 // query runs a read through a statement prepared once (parsing the SQL
