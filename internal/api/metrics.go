@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,20 @@ type metrics struct {
 	latency     *prometheus.HistogramVec
 	credits     *prometheus.CounterVec
 	rateLimited *prometheus.CounterVec
+	// series keeps each (route, method, status)'s counter and histogram, so
+	// a request does not hash its labels again (the sets are fixed and
+	// small: routes × methods × the statuses the server writes).
+	series sync.Map // seriesKey -> *routeSeries
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type routeSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 func newMetrics() *metrics {
@@ -46,8 +61,18 @@ func newMetrics() *metrics {
 // registered pattern or "unmatched", method a known method or "other",
 // status a code the server wrote; nothing the client typed becomes a label.
 func (m *metrics) observe(route, method string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, methodLabel(method), strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route).Observe(d.Seconds())
+	method = methodLabel(method)
+	k := seriesKey{route, method, status}
+	v, ok := m.series.Load(k)
+	if !ok {
+		v, _ = m.series.LoadOrStore(k, &routeSeries{
+			requests: m.requests.WithLabelValues(route, method, strconv.Itoa(status)),
+			latency:  m.latency.WithLabelValues(route),
+		})
+	}
+	rs := v.(*routeSeries)
+	rs.requests.Inc()
+	rs.latency.Observe(d.Seconds())
 }
 
 // Registry lets capabilities register their own series (sync status, ingest

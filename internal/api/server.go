@@ -210,6 +210,12 @@ func (s *Server) observe(r *http.Request, rec *recorder, info *requestInfo, d ti
 		route = "unmatched"
 	}
 	s.metrics.observe(route, r.Method, status, d)
+	// Straight to the handler: Logger.LogAttrs would walk the stack for a
+	// source position the access log never prints.
+	h := s.log.Handler()
+	if !h.Enabled(r.Context(), slog.LevelInfo) {
+		return
+	}
 	attrs := []slog.Attr{
 		slog.String("request_id", requestID(r.Context())),
 		slog.String("method", r.Method),
@@ -223,7 +229,9 @@ func (s *Server) observe(r *http.Request, rec *recorder, info *requestInfo, d ti
 	if info.keyPrefix != "" {
 		attrs = append(attrs, slog.String("key", info.keyPrefix), slog.String("account", info.accountID))
 	}
-	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+	line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	line.AddAttrs(attrs...)
+	_ = h.Handle(r.Context(), line)
 }
 
 type ctxKey int
