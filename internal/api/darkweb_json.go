@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
+
+	"github.com/periscope-oss/periscope/internal/jsontext"
 )
 
 // The dark-web answers are written by hand, not by encoding/json: a
@@ -212,66 +214,12 @@ func maskRune(s string, r rune) string {
 	return s
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendJSONString appends s as a JSON string, escaped as encoding/json
-// does with HTML escaping off.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	b = appendJSONChars(b, s)
-	return append(b, '"')
-}
+// does with HTML escaping off (writeJSON's setting).
+func appendJSONString(b []byte, s string) []byte { return jsontext.AppendString(b, s, false) }
 
-// appendJSONChars appends the escaped characters of s, without quotes:
-// '"' and '\\' and control characters escaped, invalid UTF-8 as \ufffd,
-// U+2028 and U+2029 escaped (encoding/json's rules).
-func appendJSONChars(b []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(b, s[start:]...)
-}
+// appendJSONChars appends the escaped characters of s, without quotes.
+func appendJSONChars(b []byte, s string) []byte { return jsontext.AppendChars(b, s, false) }
 
 // appendJSONValue appends v encoded by encoding/json with HTML escaping
 // off, without the encoder's trailing newline.
