@@ -234,6 +234,14 @@ func (n Normalizer) normPhone(v string) (string, error) {
 	if region == "" {
 		region = "US"
 	}
+	if e, ok := nanpE164(v, region); ok {
+		return e, nil
+	}
+	return libPhone(v, region)
+}
+
+// libPhone is the E.164 form libphonenumber gives v, or else its digits.
+func libPhone(v, region string) (string, error) {
 	p, err := phonenumbers.Parse(v, region)
 	if err == nil && phonenumbers.IsPossibleNumber(p) {
 		return phonenumbers.Format(p, phonenumbers.E164), nil
@@ -250,6 +258,51 @@ func (n Normalizer) normPhone(v string) (string, error) {
 		return "", errors.New("not a phone number")
 	}
 	return b.String(), nil
+}
+
+// nanpE164 returns the E.164 form of a North American number written as
+// +1 and ten digits, or (region US) as ten digits, with nothing between
+// the digits but spaces, dots, hyphens and parentheses; ok is false for
+// anything else, which goes to libphonenumber. For these inputs the
+// library's answer is always +1 and the ten digits (country code 1; an
+// area code starting 2-9 leaves no national prefix to strip; ten digits
+// are a possible length), and its regular expressions cost about 12 µs
+// a number, a fifth of the CPU of ingesting a full record. Tests compare
+// it with the library on random inputs of that shape and by fuzzing.
+func nanpE164(v, region string) (string, bool) {
+	if len(v) > 64 {
+		return "", false // the library refuses inputs over 250 bytes
+	}
+	var d [11]byte
+	n, plus := 0, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			if n == len(d) {
+				return "", false
+			}
+			d[n] = c
+			n++
+		case c == '+' && i == 0:
+			plus = true
+		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')':
+		default:
+			return "", false
+		}
+	}
+	var nsn []byte
+	switch {
+	case plus && n == 11 && d[0] == '1':
+		nsn = d[1:11]
+	case !plus && n == 10 && region == "US":
+		nsn = d[:10]
+	default:
+		return "", false
+	}
+	if nsn[0] < '2' {
+		return "", false
+	}
+	return "+1" + string(nsn), true
 }
 
 // vinValues are the transliteration values of ISO 3779 check digits.
