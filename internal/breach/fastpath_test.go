@@ -1,9 +1,11 @@
 package breach
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -92,6 +94,31 @@ func TestASCIIFastPaths(t *testing.T) {
 		got, _ := Normalizer{}.Normalize(Name, v)
 		if want := strings.Join(strings.Fields(fold.String(norm.NFKC.String(strings.TrimSpace(v)))), " "); got != want {
 			t.Fatalf("Normalize(name, %q) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestCSVSplitFastPath checks the split of lines without quotes against
+// encoding/csv on random lines.
+func TestCSVSplitFastPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	slow := func(line string, delim rune) ([]string, error) {
+		cr := csv.NewReader(strings.NewReader(line))
+		cr.Comma = delim
+		cr.LazyQuotes = true
+		cr.FieldsPerRecord = -1
+		return cr.Read()
+	}
+	for i := range 100000 {
+		delim := []rune{',', '\t', ';', '|'}[i%4]
+		line := randomASCII(rng, "ab ,\t;|\"\r\n\\x", 24)
+		if i%7 == 0 {
+			line += "é,ü\xff"
+		}
+		want, werr := slow(line, delim)
+		got, gerr := csvSplit(line, delim)
+		if (werr != nil) != (gerr != nil) || !slices.Equal(got, want) {
+			t.Fatalf("csvSplit(%q, %q) = %q, %v; encoding/csv: %q, %v", line, delim, got, gerr, want, werr)
 		}
 	}
 }
