@@ -1033,37 +1033,36 @@ func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]
 	if err != nil {
 		return nil, err
 	}
+	// The merge (and the boxing of each value for database/sql) runs on a
+	// goroutine of its own, a statement's rows at a time, while this one
+	// inserts: the insert is the single writer's work, the rest need not
+	// wait for it.
 	tally := listTally{known: known}
+	batches := make(chan insertBatch, 4)
+	stop := make(chan struct{})
+	go func() {
+		defer close(batches)
+		mergeBatches(m, skip, &tally, batches, stop)
+	}()
+	defer func() {
+		close(stop)
+		for range batches {
+		}
+	}()
 	// Most rows have no x (only code-18 rows do): they go through a
 	// statement of three parameters a row instead of four with a NULL.
 	plain := rowInserter{tx: tx, cols: 3, q: `INSERT OR IGNORE INTO darkweb_index (k, d, rec) VALUES `}
 	withX := rowInserter{tx: tx, cols: 4, q: `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) VALUES `}
 	defer plain.close()
 	defer withX.close()
-	for {
-		r, ok := m.next()
-		if !ok {
-			break
+	for b := range batches {
+		w := &plain
+		if b.x {
+			w = &withX
 		}
-		if skip.has(r.rec) {
-			continue
-		}
-		tally.add(r)
-		var err error
-		if r.x != 0 {
-			err = withX.add(ctx, r.k, r.d, r.rec, r.x)
-		} else {
-			err = plain.add(ctx, r.k, r.d, r.rec)
-		}
-		if err != nil {
+		if err := w.exec(ctx, b.args); err != nil {
 			return nil, err
 		}
-	}
-	if err := plain.flush(ctx); err != nil {
-		return nil, err
-	}
-	if err := withX.flush(ctx); err != nil {
-		return nil, err
 	}
 	for _, r := range sources {
 		if r.err != nil {
@@ -1073,6 +1072,64 @@ func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]
 	return tally.done(), nil
 }
 
+// insertBatch is a statement's rows: with x (four values a row) or
+// without (three).
+type insertBatch struct {
+	x    bool
+	args []any
+}
+
+// mergeBatches sends the merged rows not in skip, indexPerInsert a batch,
+// counting the listing totals, until the merge ends or stop is closed.
+func mergeBatches(m *merge, skip *seqSet, tally *listTally, out chan<- insertBatch, stop <-chan struct{}) {
+	var plain, withX []any
+	send := func(x bool, args []any) bool {
+		select {
+		case out <- insertBatch{x, args}:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	for {
+		r, ok := m.next()
+		if !ok {
+			break
+		}
+		if skip.has(r.rec) {
+			continue
+		}
+		tally.add(r)
+		if r.x != 0 {
+			if withX == nil {
+				withX = make([]any, 0, 4*indexPerInsert)
+			}
+			if withX = append(withX, r.k, r.d, r.rec, r.x); len(withX) == cap(withX) {
+				if !send(true, withX) {
+					return
+				}
+				withX = nil
+			}
+			continue
+		}
+		if plain == nil {
+			plain = make([]any, 0, 3*indexPerInsert)
+		}
+		if plain = append(plain, r.k, r.d, r.rec); len(plain) == cap(plain) {
+			if !send(false, plain) {
+				return
+			}
+			plain = nil
+		}
+	}
+	if len(plain) > 0 && !send(false, plain) {
+		return
+	}
+	if len(withX) > 0 {
+		send(true, withX)
+	}
+}
+
 // rowInserter inserts index rows indexPerInsert a statement, prepared once
 // per transaction (and once more for the last, shorter statement).
 type rowInserter struct {
@@ -1080,24 +1137,10 @@ type rowInserter struct {
 	cols int
 	q    string
 	full *sql.Stmt
-	args []any
 }
 
-func (w *rowInserter) add(ctx context.Context, vals ...int64) error {
-	for _, v := range vals {
-		w.args = append(w.args, v)
-	}
-	if len(w.args) < w.cols*indexPerInsert {
-		return nil
-	}
-	return w.flush(ctx)
-}
-
-func (w *rowInserter) flush(ctx context.Context) error {
-	n := len(w.args) / w.cols
-	if n == 0 {
-		return nil
-	}
+func (w *rowInserter) exec(ctx context.Context, args []any) error {
+	n := len(args) / w.cols
 	st := w.full
 	if n != indexPerInsert || st == nil {
 		row := "(" + marks(w.cols) + "),"
@@ -1112,10 +1155,9 @@ func (w *rowInserter) flush(ctx context.Context) error {
 		}
 		st = p
 	}
-	if _, err := st.ExecContext(ctx, w.args...); err != nil {
+	if _, err := st.ExecContext(ctx, args...); err != nil {
 		return fmt.Errorf("index build: insert rows: %w", err)
 	}
-	w.args = w.args[:0]
 	return nil
 }
 
