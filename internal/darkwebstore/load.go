@@ -2,6 +2,7 @@ package darkwebstore
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -268,7 +269,7 @@ func (l *Loader) Close() error {
 func (l *Loader) release() error {
 	if l.mem != nil {
 		l.mem.reset()
-		l.mem.cur, l.mem.spare = nil, nil
+		l.mem.cur, l.mem.spare, l.mem.ids = nil, nil, nil
 	}
 	return l.conn.Close()
 }
@@ -537,7 +538,18 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 	if pg {
 		fresh, err = exec("identities", ignore(`darkweb_ids (id, seq) SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq ORDER BY r.id, r.seq`, "id"))
 	} else {
-		fresh, err = insertIDs(ctx, tx)
+		if mem.holds() {
+			// Whether every record mem holds is still staged (another
+			// build may have indexed some from their blobs).
+			var mine int64
+			if mine, err = stagedIn(ctx, tx, mem.ranges); err != nil {
+				return 0, err
+			}
+			if mine != mem.records {
+				mem = nil
+			}
+		}
+		fresh, err = insertIDs(ctx, tx, mem, staged)
 	}
 	if err != nil {
 		return 0, err
@@ -587,12 +599,9 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 		if err := rows.Err(); err != nil {
 			return 0, fmt.Errorf("index build (stored emails): %w", err)
 		}
-		useMem, readStage, err := d.stageSources(ctx, tx, mem, &skip, staged-int64(dups))
+		readStage, err := d.stageSources(ctx, tx, mem, &skip, staged-int64(dups))
 		if err != nil {
 			return 0, err
-		}
-		if !useMem {
-			mem = nil
 		}
 		counts, err := insertSorted(ctx, tx, cmp.Or(d.runRows, buildRunRows), known, mem, &skip, readStage)
 		if err != nil {
@@ -701,41 +710,39 @@ func (d *Store) fillKeys(ctx context.Context, tx *sql.Tx, lo, hi int64) error {
 	}
 }
 
-// stageSources decides where the index rows of what is staged come from
-// on SQLite (staged: the records staged, duplicates removed): from mem
-// for the loader's own records when every one of them not a duplicate
-// (skip) is still staged (another build, of a second loader or an
-// unlock, may have indexed some from their blobs), and from the keys in
-// darkweb_stage for the rest (readStage), computed from the blobs first
-// where a record was staged without them (an interrupted load, a
-// rotation, or the loader's own records when mem cannot be used).
-func (d *Store) stageSources(ctx context.Context, tx *sql.Tx, mem *memIndex, skip *seqSet, staged int64) (useMem, readStage bool, err error) {
-	if mem.holds() {
-		var mine int64
-		for _, r := range mem.ranges {
-			var n int64
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage WHERE seq BETWEEN ? AND ?`, r.lo, r.hi).Scan(&n); err != nil {
-				return false, false, fmt.Errorf("index build: count staged records: %w", err)
-			}
-			mine += n
-		}
-		if mine == mem.records-skip.n {
-			if mine == staged {
-				return true, false, nil
-			}
-			// Records of others are staged too: those staged without
-			// keys get them, range by range between this loader's.
-			lo := int64(math.MinInt64)
-			for _, r := range mem.ranges {
-				if err := d.fillKeys(ctx, tx, lo, r.lo-1); err != nil {
-					return false, false, err
-				}
-				lo = r.hi + 1
-			}
-			return true, true, d.fillKeys(ctx, tx, lo, math.MaxInt64)
+// stageSources reports whether the index rows of what is staged (on
+// SQLite; staged: the records staged, duplicates removed) are to be read
+// from darkweb_stage too: mem (nil when the build does not use it, see
+// build) holds the rows of the loader's own records, and the records of
+// others are indexed from their staged keys, computed from their blobs
+// first where they were staged without them (an interrupted load, a
+// rotation, or another loader's records).
+func (d *Store) stageSources(ctx context.Context, tx *sql.Tx, mem *memIndex, skip *seqSet, staged int64) (readStage bool, err error) {
+	if !mem.holds() {
+		return true, d.fillKeys(ctx, tx, math.MinInt64, math.MaxInt64)
+	}
+	if mem.records-skip.n == staged {
+		return false, nil
+	}
+	for _, g := range mem.gaps() {
+		if err := d.fillKeys(ctx, tx, g.lo, g.hi); err != nil {
+			return false, err
 		}
 	}
-	return false, true, d.fillKeys(ctx, tx, math.MinInt64, math.MaxInt64)
+	return true, nil
+}
+
+// stagedIn counts the staged records in ranges.
+func stagedIn(ctx context.Context, tx *sql.Tx, ranges []seqRange) (int64, error) {
+	var all int64
+	for _, r := range ranges {
+		var n int64
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage WHERE seq BETWEEN ? AND ?`, r.lo, r.hi).Scan(&n); err != nil {
+			return 0, fmt.Errorf("index build: count staged records: %w", err)
+		}
+		all += n
+	}
+	return all, nil
 }
 
 // dupSeqs returns the seqs of mem's records that the identities step
@@ -800,9 +807,40 @@ type memIndex struct {
 	// number.
 	ranges  []seqRange
 	records int64
+	// ids are the records' identities, sorted batch by batch (runs
+	// ending at idRuns), so the build need not read them back from the
+	// records (a scan of the whole table's pages).
+	ids    []idRow
+	idRuns []int
 }
 
 type seqRange struct{ lo, hi int64 }
+
+// idRow is a record's identity and seq.
+type idRow struct {
+	id  [16]byte
+	seq int64
+}
+
+func compareIDs(a, b idRow) int {
+	if c := bytes.Compare(a.id[:], b.id[:]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// gaps are the seq ranges around and between m's.
+func (m *memIndex) gaps() []seqRange {
+	var out []seqRange
+	lo := int64(math.MinInt64)
+	for _, r := range m.ranges {
+		if r.lo > lo {
+			out = append(out, seqRange{lo, r.lo - 1})
+		}
+		lo = r.hi + 1
+	}
+	return append(out, seqRange{lo, math.MaxInt64})
+}
 
 // holds reports whether m holds rows.
 func (m *memIndex) holds() bool { return m != nil && m.records > 0 }
@@ -836,6 +874,14 @@ func (m *memIndex) add(base, d int64, batch []sealed) error {
 			}
 		}
 	}
+	start := len(m.ids)
+	for i := range batch {
+		r := idRow{seq: base + int64(i) + 1}
+		copy(r.id[:], batch[i].id)
+		m.ids = append(m.ids, r)
+	}
+	slices.SortFunc(m.ids[start:], compareIDs)
+	m.idRuns = append(m.idRuns, len(m.ids))
 	hi := base + int64(len(batch))
 	if n := len(m.ranges); n > 0 && m.ranges[n-1].hi == base {
 		m.ranges[n-1].hi = hi
@@ -895,6 +941,7 @@ func (m *memIndex) reset() {
 		r.close()
 	}
 	m.runs, m.cur, m.ranges, m.records = nil, m.cur[:0], nil, 0
+	m.ids, m.idRuns = m.ids[:0], m.idRuns[:0]
 }
 
 // dropCache forgets cached search answers (a build changes them).
@@ -905,38 +952,55 @@ func (d *Store) dropCache() {
 }
 
 // insertIDs enters the identities of the staged records into darkweb_ids
-// on SQLite, sorted in Go (SQLite's sorter was a quarter of a
+// on SQLite, in id order (SQLite's sorter was a quarter of a
 // 10-million-record build in the cgo-free driver); of equal ids the lowest
-// seq is inserted first and wins. It returns how many were new.
-func insertIDs(ctx context.Context, tx *sql.Tx) (int64, error) {
-	type idRow struct {
-		id  string
-		seq int64
+// seq is inserted first and wins. The identities of mem's records (every
+// one of them staged; nil: none) come from memory, sorted batch by batch
+// and merged here; those of other staged records (staged records in all)
+// are read and sorted. It returns how many were new.
+func insertIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged int64) (int64, error) {
+	var runs [][]idRow
+	if mem != nil {
+		start := 0
+		for _, end := range mem.idRuns {
+			runs = append(runs, mem.ids[start:end])
+			start = end
+		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq`)
-	if err != nil {
-		return 0, fmt.Errorf("index build (identities): %w", err)
-	}
-	var ids []idRow
-	for rows.Next() {
-		var id []byte
-		var seq int64
-		if err := rows.Scan(&id, &seq); err != nil {
+	if mem == nil || mem.records < staged {
+		where := []seqRange{{math.MinInt64, math.MaxInt64}}
+		if mem != nil {
+			where = mem.gaps()
+		}
+		var ids []idRow
+		for _, g := range where {
+			rows, err := tx.QueryContext(ctx, `SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq WHERE s.seq BETWEEN ? AND ?`, g.lo, g.hi)
+			if err != nil {
+				return 0, fmt.Errorf("index build (identities): %w", err)
+			}
+			for rows.Next() {
+				var id []byte
+				var r idRow
+				if err := rows.Scan(&id, &r.seq); err != nil {
+					rows.Close()
+					return 0, fmt.Errorf("index build (identities): %w", err)
+				}
+				if len(id) != len(r.id) {
+					rows.Close()
+					return 0, fmt.Errorf("index build (identities): record %d has an id of %d bytes", r.seq, len(id))
+				}
+				copy(r.id[:], id)
+				ids = append(ids, r)
+			}
 			rows.Close()
-			return 0, fmt.Errorf("index build (identities): %w", err)
+			if err := rows.Err(); err != nil {
+				return 0, fmt.Errorf("index build (identities): %w", err)
+			}
 		}
-		ids = append(ids, idRow{string(id), seq})
+		slices.SortFunc(ids, compareIDs)
+		runs = append(runs, ids)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("index build (identities): %w", err)
-	}
-	slices.SortFunc(ids, func(a, b idRow) int {
-		if c := strings.Compare(a.id, b.id); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	next := mergeIDs(runs)
 	var fresh int64
 	stmts := map[int]*sql.Stmt{}
 	defer func() {
@@ -945,31 +1009,85 @@ func insertIDs(ctx context.Context, tx *sql.Tx) (int64, error) {
 		}
 	}()
 	args := make([]any, 0, 2*indexPerInsert)
-	for start := 0; start < len(ids); start += indexPerInsert {
-		chunk := ids[start:min(start+indexPerInsert, len(ids))]
+	for done := false; !done; {
 		args = args[:0]
-		for _, r := range chunk {
-			args = append(args, []byte(r.id), r.seq)
+		for len(args) < 2*indexPerInsert {
+			r, ok := next()
+			if !ok {
+				done = true
+				break
+			}
+			args = append(args, r.id[:], r.seq)
 		}
-		st, ok := stmts[len(chunk)]
+		n := len(args) / 2
+		if n == 0 {
+			break
+		}
+		st, ok := stmts[n]
 		if !ok {
-			st, err = tx.PrepareContext(ctx, `INSERT OR IGNORE INTO darkweb_ids (id, seq) VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", len(chunk)), ","))
+			var err error
+			st, err = tx.PrepareContext(ctx, `INSERT OR IGNORE INTO darkweb_ids (id, seq) VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", n), ","))
 			if err != nil {
 				return 0, fmt.Errorf("index build (identities): %w", err)
 			}
-			stmts[len(chunk)] = st
+			stmts[n] = st
 		}
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {
 			return 0, fmt.Errorf("index build (identities): %w", err)
 		}
-		n, err := res.RowsAffected()
+		c, err := res.RowsAffected()
 		if err != nil {
 			return 0, fmt.Errorf("index build (identities): %w", err)
 		}
-		fresh += n
+		fresh += c
 	}
 	return fresh, nil
+}
+
+// mergeIDs yields the rows of sorted runs in order (a binary min-heap of
+// the runs' heads).
+func mergeIDs(runs [][]idRow) func() (idRow, bool) {
+	var h [][]idRow
+	less := func(i, j int) bool { return compareIDs(h[i][0], h[j][0]) < 0 }
+	down := func(i int) {
+		for {
+			l, s := 2*i+1, i
+			if l < len(h) && less(l, s) {
+				s = l
+			}
+			if r := l + 1; r < len(h) && less(r, s) {
+				s = r
+			}
+			if s == i {
+				return
+			}
+			h[i], h[s] = h[s], h[i]
+			i = s
+		}
+	}
+	for _, r := range runs {
+		if len(r) > 0 {
+			h = append(h, r)
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	return func() (idRow, bool) {
+		if len(h) == 0 {
+			return idRow{}, false
+		}
+		top := h[0][0]
+		if h[0] = h[0][1:]; len(h[0]) == 0 {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		if len(h) > 0 {
+			down(0)
+		}
+		return top, true
+	}
 }
 
 // indexRow is one darkweb_index row (x 0: NULL).
