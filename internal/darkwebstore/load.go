@@ -374,6 +374,19 @@ func (l *Loader) write(ctx context.Context, batch []sealed) error {
 	for start := 0; start < len(batch); start += recordsPerInsert {
 		chunk := batch[start:min(start+recordsPerInsert, len(batch))]
 		args = args[:0]
+		if l.mem != nil && sameMeta(chunk) {
+			// SQLite: the columns a chunk's records share are bound once
+			// (numbered parameters), three a record instead of eight.
+			p := chunk[0]
+			args = append(args, keyID, p.breach, p.breachDate, p.source, now)
+			for i, p := range chunk {
+				args = append(args, base+int64(start+i)+1, p.id, p.blob)
+			}
+			if err := l.execShared(ctx, tx, stmts, len(chunk), args); err != nil {
+				return err
+			}
+			continue
+		}
 		for i, p := range chunk {
 			args = append(args, base+int64(start+i)+1, p.id, keyID, p.blob, p.breach, p.breachDate, p.source, now)
 		}
@@ -479,6 +492,45 @@ func (l *Loader) exec(ctx context.Context, tx *sql.Tx, stmts map[string]*sql.Stm
 	}
 	if _, err := st.ExecContext(ctx, args...); err != nil {
 		return fmt.Errorf("insert %s: %w", name, err)
+	}
+	return nil
+}
+
+// sameMeta reports whether the records of chunk share their breach, breach
+// date and source.
+func sameMeta(chunk []sealed) bool {
+	for _, p := range chunk[1:] {
+		if p.breach != chunk[0].breach || p.breachDate != chunk[0].breachDate || p.source != chunk[0].source {
+			return false
+		}
+	}
+	return true
+}
+
+// execShared inserts n records whose key id, breach, breach date, source
+// and date added are bound once, as ?1 to ?5 (SQLite's numbered
+// parameters), followed by each record's seq, id and blob.
+func (l *Loader) execShared(ctx context.Context, tx *sql.Tx, stmts map[string]*sql.Stmt, n int, args []any) error {
+	key := fmt.Sprintf("records-shared/%d", n)
+	st, ok := stmts[key]
+	if !ok {
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + recordColumns)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			p := 6 + 3*i
+			fmt.Fprintf(&b, "(?%d,?%d,?1,?%d,?2,?3,?4,?5)", p, p+1, p+2)
+		}
+		var err error
+		if st, err = tx.PrepareContext(ctx, b.String()); err != nil {
+			return fmt.Errorf("prepare records insert: %w", err)
+		}
+		stmts[key] = st
+	}
+	if _, err := st.ExecContext(ctx, args...); err != nil {
+		return fmt.Errorf("insert records: %w", err)
 	}
 	return nil
 }

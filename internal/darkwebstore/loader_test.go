@@ -352,3 +352,43 @@ func firstDiff(got, want string) string {
 	}
 	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
 }
+
+// Records whose breach, breach date and source are shared by their insert
+// chunk are stored with those columns bound once (SQLite): every record
+// reads back with its own id and blob and the shared columns, as records
+// of a mixed chunk do.
+func TestSharedColumnsStored(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, _, _ := open(t, engine)
+			g := breachgen.New(31, "example.com")
+			norm := d.Normalizer()
+			recs := make([]breach.Record, 450)
+			for i := range recs {
+				recs[i] = g.Record()
+				if i < 400 { // two chunks of one breach, then a mixed one
+					recs[i].Breach, recs[i].BreachDate, recs[i].Source = "Shared", "2024-01-02", "breach-csv"
+				} else {
+					recs[i].BreachDate, recs[i].Source = "", "combolist"
+				}
+				if err := norm.Clean(&recs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if res, err := d.Add(ctx, recs); err != nil || res.Added != len(recs) {
+				t.Fatalf("%+v %v", res, err)
+			}
+			for i, r := range recs {
+				got, err := d.Search(ctx, Query{Type: breach.Email, Value: r.Email, Limit: 10, NoCache: true})
+				if err != nil || len(got) != 1 {
+					t.Fatalf("record %d: %d results, %v", i, len(got), err)
+				}
+				g := got[0].Record
+				if g.Email != r.Email || g.Name != r.Name || g.Breach != r.Breach || g.BreachDate != r.BreachDate || g.Source != r.Source || got[0].DateAdded != d.s.Now().Unix() {
+					t.Fatalf("record %d read back as %+v (%d), want %+v", i, g, got[0].DateAdded, r)
+				}
+			}
+		})
+	}
+}
