@@ -284,6 +284,21 @@ func TestLoaderRowsInMemoryMatchBlobs(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		"interrupted, runs of 97 rows": func(d *Store) {
+			d.runRows = 97 // spilled runs, from memory and from the stage
+			l := loader(d)
+			for i := range 5 {
+				add(l, batch(i))
+			}
+			l.release()
+			l = loader(d)
+			for i := 5; i < 9; i++ {
+				add(l, batch(i))
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		},
 		"another loader's records staged between": func(d *Store) {
 			a, b := loader(d), loader(d)
 			add(a, batch(0))
@@ -323,7 +338,8 @@ func TestLoaderRowsInMemoryMatchBlobs(t *testing.T) {
 		},
 	}
 	var want string
-	for _, name := range []string{"one loader", "interrupted, then indexed from the blobs", "another loader's records staged between", "another build first"} {
+	for _, name := range []string{"one loader", "interrupted, then indexed from the blobs", "interrupted, runs of 97 rows",
+		"another loader's records staged between", "another build first"} {
 		t.Run(name, func(t *testing.T) {
 			d, s, _ := open(t, "sqlite")
 			scenarios[name](d)
