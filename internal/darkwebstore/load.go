@@ -633,23 +633,9 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 		// inserted (two GROUP BYs through SQLite's sorter over json_each
 		// were a third of a 10-million-record build); only the emails
 		// already stored are looked up first, before the index rows.
-		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.email FROM darkweb_stage s
-			WHERE s.email IS NOT NULL AND EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email)`)
+		known, err := storedEmails(ctx, tx)
 		if err != nil {
-			return 0, fmt.Errorf("index build (stored emails): %w", err)
-		}
-		known := map[int64]bool{}
-		for rows.Next() {
-			var e int64
-			if err := rows.Scan(&e); err != nil {
-				rows.Close()
-				return 0, err
-			}
-			known[e] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, fmt.Errorf("index build (stored emails): %w", err)
+			return 0, err
 		}
 		readStage, err := d.stageSources(ctx, tx, mem, &skip, staged-int64(dups))
 		if err != nil {
@@ -692,6 +678,38 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 		return 0, err
 	}
 	return dups, nil
+}
+
+// storedEmails returns the keys of the staged emails already indexed
+// (SQLite). A build into an index without any email row (a first load)
+// skips the look-up of every staged email.
+func storedEmails(ctx context.Context, tx *sql.Tx) (map[int64]bool, error) {
+	known := map[int64]bool{}
+	lo := codeLo(typeCodes[breach.Email])
+	var some bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM darkweb_index WHERE k >= ? AND k < ?)`, lo, lo+1<<56).Scan(&some); err != nil {
+		return nil, fmt.Errorf("index build (stored emails): %w", err)
+	}
+	if !some {
+		return known, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.email FROM darkweb_stage s
+		WHERE s.email IS NOT NULL AND EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email)`)
+	if err != nil {
+		return nil, fmt.Errorf("index build (stored emails): %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e int64
+		if err := rows.Scan(&e); err != nil {
+			return nil, fmt.Errorf("index build (stored emails): %w", err)
+		}
+		known[e] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index build (stored emails): %w", err)
+	}
+	return known, nil
 }
 
 // finishPending indexes what is staged: records staged without keys
