@@ -168,14 +168,6 @@ type darkwebRun struct {
 	parsed []parsedRecord
 	batch  []breach.Record
 	prog   *progress
-	// bg, with a loader, takes full batches from the parser and cleans
-	// and stores them on a goroutine of its own (done when it ends), so
-	// the parser reads the next batch meanwhile; bgErr is its first
-	// error.
-	bg    chan []parsedRecord
-	done  chan struct{}
-	mu    sync.Mutex
-	bgErr error
 }
 
 // parsedRecord is a parsed record and its number in the run, or a
@@ -193,7 +185,7 @@ func (r *darkwebRun) sink(ctx context.Context) breach.Sink {
 			r.sum.Read++
 			r.parsed = append(r.parsed, parsedRecord{rec: rec, n: r.sum.Read})
 			if len(r.parsed) >= darkwebBatch {
-				return r.handoff(ctx)
+				return r.flush(ctx)
 			}
 			return nil
 		},
@@ -207,23 +199,23 @@ func (r *darkwebRun) sink(ctx context.Context) breach.Sink {
 // clean normalises the parsed records on every core (libphonenumber and
 // the other normalisers were a fifth of a single-threaded ingest's CPU)
 // and moves them to the batch, counting rejects in the parser's order.
-func (r *darkwebRun) clean(parsed []parsedRecord) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(parsed)/256))
+func (r *darkwebRun) clean() {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(r.parsed)/256))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < len(parsed); i += workers {
-				if p := &parsed[i]; p.reject == "" {
+			for i := w; i < len(r.parsed); i += workers {
+				if p := &r.parsed[i]; p.reject == "" {
 					p.err = r.norm.Clean(&p.rec)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	for i := range parsed {
-		p := &parsed[i]
+	for i := range r.parsed {
+		p := &r.parsed[i]
 		switch {
 		case p.reject != "":
 			r.sum.reject(p.reject)
@@ -233,71 +225,12 @@ func (r *darkwebRun) clean(parsed []parsedRecord) {
 			r.batch = append(r.batch, p.rec)
 		}
 	}
-	clear(parsed)
-}
-
-// flush cleans and stores what the parser gave since the last batch.
-func (r *darkwebRun) flush(ctx context.Context) error {
-	err := r.store(ctx, r.parsed)
+	clear(r.parsed)
 	r.parsed = r.parsed[:0]
-	return err
 }
 
-// handoff stores the full batch the parser gave: on the run's goroutine
-// when it has a loader (the parser, one core, goes on reading while the
-// batch is cleaned and sealed on every core), else at once.
-func (r *darkwebRun) handoff(ctx context.Context) error {
-	if r.load == nil {
-		return r.flush(ctx)
-	}
-	if err := r.storeErr(); err != nil {
-		return err
-	}
-	if r.bg == nil {
-		r.bg, r.done = make(chan []parsedRecord, 1), make(chan struct{})
-		go func(bg <-chan []parsedRecord, done chan<- struct{}) {
-			defer close(done)
-			for parsed := range bg {
-				if r.storeErr() != nil {
-					continue // the parser stops at its next batch
-				}
-				if err := r.store(ctx, parsed); err != nil {
-					r.mu.Lock()
-					r.bgErr = err
-					r.mu.Unlock()
-				}
-			}
-		}(r.bg, r.done)
-	}
-	r.bg <- r.parsed
-	r.parsed = make([]parsedRecord, 0, darkwebBatch)
-	return nil
-}
-
-func (r *darkwebRun) storeErr() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.bgErr
-}
-
-// sync waits until every batch handed off is stored and returns the first
-// error storing them.
-func (r *darkwebRun) sync() error {
-	if r.bg != nil {
-		close(r.bg)
-		<-r.done
-		r.bg = nil
-	}
-	return r.storeErr()
-}
-
-// store cleans parsed and stores its records.
-func (r *darkwebRun) store(ctx context.Context, parsed []parsedRecord) error {
-	read := 0
-	if len(parsed) > 0 {
-		read = parsed[len(parsed)-1].n
-	}
-	r.clean(parsed)
+func (r *darkwebRun) flush(ctx context.Context) error {
+	r.clean()
 	if len(r.batch) == 0 {
 		return nil
 	}
@@ -316,7 +249,7 @@ func (r *darkwebRun) store(ctx context.Context, parsed []parsedRecord) error {
 	r.sum.Added += res.Added
 	r.sum.Duplicates += res.Duplicates
 	if r.prog != nil {
-		r.prog.update(ingestCounts{read: read, inserted: r.sum.Added, unchanged: r.sum.Duplicates, rejected: r.sum.Rejected})
+		r.prog.update(ingestCounts{read: r.sum.Read, inserted: r.sum.Added, unchanged: r.sum.Duplicates, rejected: r.sum.Rejected})
 	}
 	return nil
 }
@@ -363,14 +296,10 @@ func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Opti
 // before the cut), and dropped on any other error (refusals come before
 // the first record, and a failed store must not be half-retried).
 func (r *darkwebRun) finish(ctx context.Context, err error) error {
-	serr := r.sync()
 	if err != nil && !errors.Is(err, breach.ErrIncomplete) {
-		r.clean(r.parsed) // the rejects are counted; the records are dropped
-		r.parsed, r.batch = r.parsed[:0], r.batch[:0]
+		r.clean() // the rejects are counted; the records are dropped
+		r.batch = r.batch[:0]
 		return err
-	}
-	if serr != nil {
-		return serr
 	}
 	if ferr := r.flush(ctx); ferr != nil {
 		return ferr
