@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"log/slog"
 	"net"
@@ -15,7 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/accesslog"
 	"github.com/periscope-oss/periscope/internal/api"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -49,7 +50,11 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 	}
 	acfg := api.DefaultConfig()
 	acfg.RateLimit = 0 // measure the stack, not the limiter's refusals
-	srv := api.NewServer(acfg, wire.APIDeps(st, slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	// Logging as serve wires it: one writer for the service and access logs.
+	logw := accesslog.New(io.Discard)
+	deps := wire.APIDeps(st, slog.New(slog.NewJSONHandler(logw, nil)))
+	deps.AccessLog = logw
+	srv := api.NewServer(acfg, deps)
 
 	// The bare handler answers with exactly the bytes the API answers.
 	body, err := fetchOnce(srv, key)
