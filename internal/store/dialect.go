@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -47,6 +49,12 @@ type Dialect interface {
 	// rows no other transaction holds (PostgreSQL); "" on SQLite, whose
 	// one writer at a time leaves nothing to skip.
 	SkipLocked() string
+	// CopyFrom writes rows (values in the order of cols) into table
+	// through PostgreSQL's COPY on c, inside the transaction c has open,
+	// and reports true; on SQLite it writes nothing and reports false (the
+	// caller inserts). COPY sends the rows as one binary stream: no
+	// statement to parse, plan or execute a batch.
+	CopyFrom(ctx context.Context, c *sql.Conn, table string, cols []string, rows [][]any) (bool, error)
 
 	name() string
 	driver() string
@@ -115,6 +123,10 @@ func (sqliteDialect) VacuumAnalyze(...string) string              { return "" }
 func (sqliteDialect) SingleProcess() bool                         { return true }
 func (sqliteDialect) SkipLocked() string                          { return "" }
 func (sqliteDialect) checkpoints() bool                           { return true }
+
+func (sqliteDialect) CopyFrom(context.Context, *sql.Conn, string, []string, [][]any) (bool, error) {
+	return false, nil
+}
 
 func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } // BEGIN IMMEDIATE already serialises
 
@@ -189,6 +201,21 @@ func (postgres) InsertIgnoring(rest, conflict string) string {
 
 func (postgres) VacuumAnalyze(tables ...string) string {
 	return "VACUUM (ANALYZE) " + strings.Join(tables, ", ")
+}
+
+func (postgres) CopyFrom(ctx context.Context, c *sql.Conn, table string, cols []string, rows [][]any) (bool, error) {
+	err := c.Raw(func(dc any) error {
+		conn, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("copy into %s: not a pgx connection (%T)", table, dc)
+		}
+		_, err := conn.Conn().CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		return err
+	})
+	if err != nil {
+		return true, fmt.Errorf("copy into %s: %w", table, err)
+	}
+	return true, nil
 }
 
 func (postgres) lockMigrations(ctx context.Context, tx *Tx) error {
