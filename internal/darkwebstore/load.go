@@ -610,7 +610,14 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx) (int, error) {
 			return 0, err
 		}
 	}
-	if _, err := exec("stage", `DELETE FROM darkweb_stage`); err != nil {
+	empty := `DELETE FROM darkweb_stage`
+	if pg {
+		// Emptied at once, not row by row: a DELETE leaves every staged
+		// row dead (10 million after a 10-million-record load) for the
+		// vacuum after the build to read and free.
+		empty = `TRUNCATE darkweb_stage`
+	}
+	if _, err := exec("stage", empty); err != nil {
 		return 0, err
 	}
 	return dups, nil
