@@ -45,7 +45,8 @@ import (
 // with the same record count find the records stored, generate the
 // sampled ones again from the seed and only measure. The database is
 // sealed with apitest's fixed dark-web key, and its "Bench" account's
-// organization claims example.com.
+// organization claims example.com. PERISCOPE_DARKWEB_BENCH_MMAP_MIB=N
+// opens it with store.MmapMiB(N).
 func BenchmarkDarkwebHTTP(b *testing.B) {
 	n := 20000
 	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
@@ -58,7 +59,11 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 	dsn := os.Getenv("PERISCOPE_DARKWEB_BENCH_DSN")
 	if dsn != "" {
 		// A database kept between runs: loaded by the first run only.
-		s, err := store.Open(context.Background(), dsn)
+		var sopts []store.Option
+		if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_MMAP_MIB")); err == nil && v > 0 {
+			sopts = append(sopts, store.MmapMiB(v))
+		}
+		s, err := store.Open(context.Background(), dsn, sopts...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -96,6 +96,9 @@ func (sqliteDialect) dsn(path string, o options) string {
 		"temp_store(MEMORY)", fmt.Sprintf("cache_size(%d)", -1024*cache), "wal_autocheckpoint(262144)"} {
 		q.Add("_pragma", p)
 	}
+	if o.mmapMiB > 0 {
+		q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", int64(o.mmapMiB)<<20))
+	}
 	// Write transactions take the write lock at BEGIN, so two writers never
 	// deadlock upgrading read locks; the busy timeout queues them instead.
 	q.Set("_txlock", "immediate")
