@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"log/slog"
 	"net"
@@ -15,7 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/accesslog"
 	"github.com/periscope-oss/periscope/internal/api"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -33,7 +34,7 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 	conns := fs.Int("connections", 64, "concurrent keep-alive connections")
 	dur := fs.Duration("duration", 10*time.Second, "measuring time per target")
 	warm := fs.Duration("warmup", 2*time.Second, "warm-up time per target")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the periscope run to this file")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the periscope run (with --listen: of the serving process until interrupted) to this file")
 	listen := fs.Bool("listen", false, "serve both targets on loopback for an external load tool (wrk) until interrupted, instead of driving load")
 	if _, err := cli.Parse(fs, args); err != nil {
 		return err
@@ -49,7 +50,11 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 	}
 	acfg := api.DefaultConfig()
 	acfg.RateLimit = 0 // measure the stack, not the limiter's refusals
-	srv := api.NewServer(acfg, wire.APIDeps(st, slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	// Logging as serve wires it: one writer for the service and access logs.
+	logw := accesslog.New(io.Discard)
+	deps := wire.APIDeps(st, slog.New(slog.NewJSONHandler(logw, nil)))
+	deps.AccessLog = logw
+	srv := api.NewServer(acfg, deps)
 
 	// The bare handler answers with exactly the bytes the API answers.
 	body, err := fetchOnce(srv, key)
@@ -61,6 +66,19 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 		w.Write(body)
 	})
 	if *listen {
+		if *cpuprofile != "" {
+			// The whole serving process, both targets: drive only one of
+			// them while profiling.
+			f, err := os.Create(*cpuprofile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		return listenBoth(ctx, e, srv, bare, key)
 	}
 	fmt.Fprintf(e.stdout, "GET /api/v1/auth/status, %d connections, %s per target after %s warm-up, database %s (%s), GOMAXPROCS %d\n",

@@ -4,16 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/periscope-oss/periscope/internal/cli"
-	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/accesslog"
 	"github.com/periscope-oss/periscope/internal/api"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/lease"
 	"github.com/periscope-oss/periscope/internal/monitor"
@@ -92,7 +93,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err := cfg.ValidateOutbound(); err != nil {
 		return err
 	}
-	log := newLogger(e.stderr, cfg.LogLevel)
+	// The service log and the access log write through one writer, so
+	// their lines never interleave.
+	logw := accesslog.New(e.stderr)
+	log := newLogger(logw, cfg.LogLevel)
 	st, err := cli.OpenStore(ctx, cfg.Database)
 	if err != nil {
 		return err
@@ -100,6 +104,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	defer st.Close()
 
 	deps := wire.APIDeps(st, log)
+	if log.Enabled(ctx, slog.LevelInfo) {
+		deps.AccessLog = logw // request lines are INFO: --log-level warn turns them off
+	}
 	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, monitorCfg: monitorCfg, darkweb: darkwebCfg,
 		ledger: wire.NewLedger(st), alerts: alertsCfg}
 	defer func() {

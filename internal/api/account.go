@@ -1,45 +1,56 @@
 package api
 
 import (
+	"bytes"
 	"net/http"
+	"strconv"
+
+	"github.com/periscope-oss/periscope/internal/jsontext"
+	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
-type authStatusUser struct {
-	Company   string `json:"company"`
-	Email     string `json:"email"`
-	FirstName string `json:"first_name"`
-	LastName  string `json:"last_name"`
-	Plan      string `json:"plan"`
-}
-
-type authStatusCredits struct {
-	CreditsUsage         int64 `json:"credits_usage"`
-	MaxResultsPerRequest int   `json:"max_results_per_request"`
-	RemainingCredits     int64 `json:"remaining_credits"`
-	TotalCreditsPerMonth int64 `json:"total_credits_per_month"`
-}
-
-type authStatusResponse struct {
-	Status      int               `json:"status"`
-	Message     string            `json:"message"`
-	User        authStatusUser    `json:"user"`
-	UserCredits authStatusCredits `json:"user_credits"`
-}
-
-// handleAuthStatus answers GET /auth/status in FullHunt's exact shape.
+// handleAuthStatus answers GET /auth/status in FullHunt's exact shape:
+// {"status":200,"message":"","user":{"company","email","first_name",
+// "last_name","plan"},"user_credits":{"credits_usage",
+// "max_results_per_request","remaining_credits","total_credits_per_month"}}.
+// Written by hand (every client calls it, often as a health check): the
+// bytes are encoding/json's for the same fields, which a test checks.
 func (s *Server) handleAuthStatus(w http.ResponseWriter, r *http.Request) error {
 	p := principalOf(r)
 	a := p.Account
 	used, _ := a.Usage(s.now())
 	remaining := max(a.CreditsPerMonth-used, 0)
-	writeJSON(w, http.StatusOK, authStatusResponse{
-		Status: http.StatusOK,
-		User: authStatusUser{Company: a.Company, Email: p.User.Email, FirstName: p.User.FirstName,
-			LastName: p.User.LastName, Plan: a.Plan},
-		UserCredits: authStatusCredits{CreditsUsage: a.CreditsPerMonth - remaining, MaxResultsPerRequest: a.MaxResultsPerRequest,
-			RemainingCredits: remaining, TotalCreditsPerMonth: a.CreditsPerMonth},
-	})
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer putJSONBuffer(buf)
+	buf.Grow(512) // allocates only the first time this pooled buffer is used
+	b := appendAuthStatus(buf.AvailableBuffer(), p, remaining)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
 	return nil
+}
+
+func appendAuthStatus(b []byte, p *periscope.Principal, remaining int64) []byte {
+	a := &p.Account
+	b = append(b, `{"status":200,"message":"","user":{"company":`...)
+	b = jsontext.AppendString(b, a.Company, false)
+	b = append(b, `,"email":`...)
+	b = jsontext.AppendString(b, p.User.Email, false)
+	b = append(b, `,"first_name":`...)
+	b = jsontext.AppendString(b, p.User.FirstName, false)
+	b = append(b, `,"last_name":`...)
+	b = jsontext.AppendString(b, p.User.LastName, false)
+	b = append(b, `,"plan":`...)
+	b = jsontext.AppendString(b, a.Plan, false)
+	b = append(b, `},"user_credits":{"credits_usage":`...)
+	b = strconv.AppendInt(b, a.CreditsPerMonth-remaining, 10)
+	b = append(b, `,"max_results_per_request":`...)
+	b = strconv.AppendInt(b, int64(a.MaxResultsPerRequest), 10)
+	b = append(b, `,"remaining_credits":`...)
+	b = strconv.AppendInt(b, remaining, 10)
+	b = append(b, `,"total_credits_per_month":`...)
+	b = strconv.AppendInt(b, a.CreditsPerMonth, 10)
+	return append(b, "}}\n"...)
 }
 
 // handleOEMCredits answers POST /oem/account/credits (a FullHunt extension).

@@ -20,7 +20,10 @@ import (
 	"github.com/periscope-oss/periscope/internal/api/apitest"
 	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/breachgen"
+	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/schema"
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // BenchmarkDarkwebHTTP loads PERISCOPE_DARKWEB_BENCH_RECORDS generated
@@ -36,6 +39,14 @@ import (
 // PERISCOPE_DARKWEB_BENCH_CPUPROFILE=FILE writes a CPU profile of the
 // requests (not of the load), PERISCOPE_DARKWEB_BENCH_MEMPROFILE=FILE
 // allocation profiles before (FILE.base) and after them.
+//
+// PERISCOPE_DARKWEB_BENCH_DSN names a database kept between runs (a
+// SQLite file or a postgres:// URL): the first run loads it, later runs
+// with the same record count find the records stored, generate the
+// sampled ones again from the seed and only measure. The database is
+// sealed with apitest's fixed dark-web key, and its "Bench" account's
+// organization claims example.com. PERISCOPE_DARKWEB_BENCH_MMAP_MIB=N
+// opens it with store.MmapMiB(N).
 func BenchmarkDarkwebHTTP(b *testing.B) {
 	n := 20000
 	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
@@ -43,44 +54,47 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 	}
 	acfg := api.DefaultConfig()
 	acfg.RateLimit = 0 // the benchmark measures latency, not the limiter
-	e := apitest.New(b, "sqlite", apitest.Options{Config: &acfg})
+	var opts apitest.Options
+	opts.Config = &acfg
+	dsn := os.Getenv("PERISCOPE_DARKWEB_BENCH_DSN")
+	if dsn != "" {
+		// A database kept between runs: loaded by the first run only.
+		var sopts []store.Option
+		if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_MMAP_MIB")); err == nil && v > 0 {
+			sopts = append(sopts, store.MmapMiB(v))
+		}
+		s, err := store.Open(context.Background(), dsn, sopts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		if _, err := s.Migrate(context.Background(), schema.Sets()...); err != nil {
+			b.Fatal(err)
+		}
+		opts.Store = s
+	}
+	e := apitest.New(b, "sqlite", opts)
 	doms := []string{"example.com", "example.org", "example.net", "example.edu"}
 	for i := len(doms); i < n/100000; i++ {
 		doms = append(doms, fmt.Sprintf("org%d.example", i))
 	}
 	g := breachgen.New(5, doms...)
-	norm := e.Darkweb.Normalizer()
-	var sample []breach.Record
-	batch := make([]breach.Record, 0, 5000)
-	l, err := e.Darkweb.Loader(context.Background())
+	have, err := e.Darkweb.Count(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := 0; i < n; i++ {
-		r := g.Record()
-		if err := norm.Clean(&r); err != nil {
-			b.Fatal(err)
-		}
-		if i%(n/200+1) == 0 {
-			sample = append(sample, r)
-		}
-		batch = append(batch, r)
-		if len(batch) == cap(batch) || i == n-1 {
-			if _, err := l.Add(context.Background(), batch); err != nil {
-				b.Fatal(err)
-			}
-			batch = batch[:0]
-		}
+	var sample []breach.Record
+	if have >= int64(n) {
+		sample = benchSample(b, e.Darkweb.Normalizer(), g, n)
+		b.Logf("%d records already stored in %s", have, e.Store.Engine())
+	} else {
+		start, cpu0 := time.Now(), benchCPU()
+		sample = benchLoad(b, e.Darkweb, g, n)
+		b.Logf("loaded %d records into %s in %s (%.0f records/s, %.0f records per CPU-second)", n, e.Store.Engine(), time.Since(start),
+			float64(n)/time.Since(start).Seconds(), float64(n)/(benchCPU()-cpu0).Seconds())
 	}
-	if err := l.Close(); err != nil {
-		b.Fatal(err)
-	}
-	acct, key := e.Account(periscope.Account{Company: "Bench", Enterprise: true, OEM: true, CreditsPerMonth: 1 << 40, OEMCreditsPerMonth: 1 << 40, MaxResultsPerRequest: 1000})
-	_ = acct
-	_, key100 := e.Account(periscope.Account{Company: "Bench100", OEM: true, OEMCreditsPerMonth: 1 << 40, MaxResultsPerRequest: 100})
-	r := e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]string{"name": "bench"})
-	org := r.Map(b)["id"].(string)
-	e.Do("POST", "/api/v1/enterprise/organizations/"+org+"/domains", key, map[string]string{"domain": "example.com"})
+	key := benchAccount(b, e, periscope.Account{Company: "Bench", Enterprise: true, OEM: true, CreditsPerMonth: 1 << 40, OEMCreditsPerMonth: 1 << 40, MaxResultsPerRequest: 1000}, "example.com")
+	key100 := benchAccount(b, e, periscope.Account{Company: "Bench100", OEM: true, OEMCreditsPerMonth: 1 << 40, MaxResultsPerRequest: 100}, "")
 	client := &http.Client{}
 	do := func(key, method, path string, body any) time.Duration {
 		var rd *bytes.Reader
@@ -196,6 +210,85 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 			run(path[len("/api/v1/enterprise/darkweb/"):], reqs)
 		}
 	}
+}
+
+// benchEvery is the stride of the sampled records: about 200 of n.
+func benchEvery(n int) int { return n/200 + 1 }
+
+// benchLoad adds n generated, cleaned records in batches of 5,000 (as
+// `periscope ingest` does) and returns the sampled ones (search targets).
+func benchLoad(b *testing.B, d *darkwebstore.Store, g *breachgen.Generator, n int) []breach.Record {
+	norm := d.Normalizer()
+	var sample []breach.Record
+	batch := make([]breach.Record, 0, 5000)
+	l, err := d.Loader(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		r := g.Record()
+		if err := norm.Clean(&r); err != nil {
+			b.Fatal(err)
+		}
+		if i%benchEvery(n) == 0 {
+			sample = append(sample, r)
+		}
+		batch = append(batch, r)
+		if len(batch) == cap(batch) || i == n-1 {
+			if _, err := l.Add(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return sample
+}
+
+// benchSample generates the n records of a stored load again (same seed)
+// and returns the sampled ones, cleaned as the load cleaned them.
+func benchSample(b *testing.B, norm breach.Normalizer, g *breachgen.Generator, n int) []breach.Record {
+	var sample []breach.Record
+	for i := 0; i < n; i++ {
+		r := g.Record()
+		if i%benchEvery(n) == 0 {
+			if err := norm.Clean(&r); err != nil {
+				b.Fatal(err)
+			}
+			sample = append(sample, r)
+		}
+	}
+	return sample
+}
+
+// benchAccount returns a new key of the account of a's company, creating
+// the account (with an organization claiming domain, when not empty) on
+// a fresh database: a kept database has them from its first run, and a
+// domain is claimed by one account only.
+func benchAccount(b *testing.B, e *apitest.Env, a periscope.Account, domain string) string {
+	ctx := context.Background()
+	if got, err := e.Store.AccountByCompany(ctx, a.Company); err == nil {
+		users, err := e.Store.Users(ctx, got.ID)
+		if err != nil || len(users) == 0 {
+			b.Fatalf("users of %s: %v", a.Company, err)
+		}
+		key, _, err := e.Store.CreateKey(ctx, got.ID, users[0].ID, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return key
+	}
+	_, key := e.Account(a)
+	if domain != "" {
+		r := e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]string{"name": "bench"})
+		org := r.Map(b)["id"].(string)
+		if r := e.Do("POST", "/api/v1/enterprise/organizations/"+org+"/domains", key, map[string]string{"domain": domain}); r.Status >= 300 {
+			b.Fatalf("claim %s: %d %s", domain, r.Status, r.Body)
+		}
+	}
+	return key
 }
 
 // benchCPU is the process's CPU time (user + system): on a shared machine

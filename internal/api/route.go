@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
@@ -124,25 +125,25 @@ func (s *Server) wrap(pattern string, p policy, h handlerFunc) http.Handler {
 // credits), and an OEM answer is released only after its audit record is
 // written (an OEM request is never served without one).
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h handlerFunc) (err error) {
-	ip := s.clientIP(r)
-	// Header lookup is case-insensitive by canonicalisation (X-Api-Key, x-api-key).
-	principal, err := s.accounts.Authenticate(r.Context(), r.Header.Get("X-API-KEY"))
+	// Header lookup is case-insensitive by canonicalisation (X-API-KEY,
+	// x-api-key); the name is written canonical so Get allocates nothing.
+	in := info(r.Context())
+	in.principal, err = s.accounts.Authenticate(r.Context(), r.Header.Get("X-Api-Key"))
 	if err != nil {
 		// Only failures count and only failures are refused: a valid key
 		// behind the same NAT as a key-guesser still gets through.
 		if periscope.ErrorCode(err) == periscope.EUnauthorized {
-			if res := s.failures.Allow(ip, s.cfg.AuthFailLimit); !res.Allowed {
+			if res := s.failures.Allow(s.clientIP(r), s.cfg.AuthFailLimit); !res.Allowed {
 				s.metrics.rateLimited.WithLabelValues("auth").Inc()
 				return rateLimited(res.RetryAfter(s.now()), "Too many failed authentications from this address.")
 			}
 		}
 		return err
 	}
+	in.authed = true
+	principal := &in.principal
 	acct := principal.Account
-	in := info(r.Context())
 	in.keyPrefix, in.accountID = principal.Key.Prefix, acct.ID
-	ctx := context.WithValue(r.Context(), ctxPrincipal, &principal)
-	r = r.WithContext(ctx)
 
 	limit := s.cfg.RateLimit
 	if p.family == "oem-audit" {
@@ -154,9 +155,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	res := s.limiter.Allow(principal.Key.ID+"|"+p.family, limit)
 	if limit > 0 {
 		h := w.Header()
-		h.Set("X-RateLimit-Limit", fmt.Sprint(res.Limit))
-		h.Set("X-RateLimit-Remaining", fmt.Sprint(res.Remaining))
-		h.Set("X-RateLimit-Reset", fmt.Sprint(res.Reset.Unix()))
+		h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
+		h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Unix(), 10))
 	}
 	if !res.Allowed {
 		s.metrics.rateLimited.WithLabelValues(p.family).Inc()
@@ -176,7 +177,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 			if status == 0 {
 				status = http.StatusInternalServerError
 			}
-			if aerr := s.audit(r, &principal, status, 0); aerr != nil {
+			if aerr := s.audit(r, principal, status, 0); aerr != nil {
 				s.log.Error("audit record lost", "request_id", requestID(r.Context()), "account", acct.ID, "err", aerr)
 			}
 		}()
@@ -237,7 +238,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		writeJSON(buf, http.StatusOK, buf.withCredits(bal))
 	}
 	if oem {
-		if aerr := s.audit(r, &principal, status, charged); aerr != nil {
+		if aerr := s.audit(r, principal, status, charged); aerr != nil {
 			audited = true // the failure is logged below; no second attempt
 			s.log.Error("audit record not written; request failed", "request_id", requestID(r.Context()), "account", acct.ID, "err", aerr)
 			if charged == 1 {
@@ -411,8 +412,10 @@ func requestBody(r *http.Request) []byte {
 
 // principalOf returns who the request acts for (set by the wrapper).
 func principalOf(r *http.Request) *periscope.Principal {
-	p, _ := r.Context().Value(ctxPrincipal).(*periscope.Principal)
-	return p
+	if i, ok := r.Context().Value(ctxInfo).(*requestInfo); ok && i.authed {
+		return &i.principal
+	}
+	return nil
 }
 
 // notFound answers unmatched requests: 405 with Allow when the path exists

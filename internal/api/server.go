@@ -17,7 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/accesslog"
 	"github.com/periscope-oss/periscope/internal/asset"
+	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/ratelimit"
 )
 
@@ -93,6 +95,10 @@ type Deps struct {
 	// Darkweb is the breach store behind the dark-web routes; nil answers
 	// them 503.
 	Darkweb Darkweb
+	// AccessLog, when set, receives the access log (one JSON line a
+	// request, in the shape of Log's JSON lines; serve writes both through
+	// it); nil sends the access log through Log.
+	AccessLog *accesslog.Writer
 	// Enrich, when set, describes addresses for /nexus/ip-lookup (without
 	// it the lookup answers from the host index alone).
 	Enrich IPEnricher
@@ -124,12 +130,13 @@ type Server struct {
 	scans    ScanService
 	darkweb  Darkweb
 	enrich   IPEnricher
+	access   *accesslog.Writer
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, enrich: d.Enrich, whoisRec: d.WhoisRecords}
+		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, enrich: d.Enrich, whoisRec: d.WhoisRecords, access: d.AccessLog}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -165,16 +172,20 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // metrics, then the mux.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	id := r.Header.Get("X-Request-ID")
+	id := r.Header.Get("X-Request-Id") // canonical spelling: Get then allocates nothing
 	if !validRequestID(id) {
 		id = newRequestID()
 	}
-	ctx := context.WithValue(r.Context(), ctxRequestID, id)
-	info := &requestInfo{}
-	ctx = context.WithValue(ctx, ctxInfo, info)
-	r = r.WithContext(ctx)
-	rec := &recorder{ResponseWriter: w}
-	rec.Header().Set("X-Request-ID", id)
+	// One context value a request: the inner layers fill in the principal,
+	// route and key for the log instead of deriving contexts of their own.
+	// The request's state and its response recorder in one allocation.
+	st := &struct {
+		info requestInfo
+		rec  recorder
+	}{info: requestInfo{id: id}, rec: recorder{ResponseWriter: w}}
+	info, rec := &st.info, &st.rec
+	r = r.WithContext(context.WithValue(r.Context(), ctxInfo, info))
+	rec.Header().Set("X-Request-Id", id)
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -210,6 +221,18 @@ func (s *Server) observe(r *http.Request, rec *recorder, info *requestInfo, d ti
 		route = "unmatched"
 	}
 	s.metrics.observe(route, r.Method, status, d)
+	if s.access != nil {
+		e := accesslog.Entry{Time: time.Now(), RequestID: info.id, Method: r.Method,
+			Path:  r.URL.Path, // never the query: a key pasted there must not be logged
+			Route: route, Status: status, Bytes: rec.bytes, DurationUS: d.Microseconds(), Remote: s.clientIP(r)}
+		if info.keyPrefix != "" {
+			e.Key, e.Account = info.keyPrefix, info.accountID
+		}
+		if err := s.access.Log(&e); err != nil {
+			s.log.Warn("access log not written", "err", err)
+		}
+		return
+	}
 	// Straight to the handler: Logger.LogAttrs would walk the stack for a
 	// source position the access log never prints.
 	h := s.log.Handler()
@@ -217,7 +240,7 @@ func (s *Server) observe(r *http.Request, rec *recorder, info *requestInfo, d ti
 		return
 	}
 	attrs := []slog.Attr{
-		slog.String("request_id", requestID(r.Context())),
+		slog.String("request_id", info.id),
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path), // never the query: a key pasted there must not be logged
 		slog.String("route", route),
@@ -237,15 +260,18 @@ func (s *Server) observe(r *http.Request, rec *recorder, info *requestInfo, d ti
 type ctxKey int
 
 const (
-	ctxRequestID ctxKey = iota
-	ctxInfo
-	ctxPrincipal
+	ctxInfo ctxKey = iota
 	ctxBody
 	ctxForm
 )
 
-// requestInfo is filled in by inner layers for the outer log and metrics.
+// requestInfo is the request's state shared by the layers: its id, and
+// what inner layers fill in for the outer log and metrics and for the
+// handlers (the authenticated principal).
 type requestInfo struct {
+	id        string
+	principal periscope.Principal // valid when authenticated
+	authed    bool
 	route     string
 	keyPrefix string
 	accountID string
@@ -259,8 +285,10 @@ func info(ctx context.Context) *requestInfo {
 }
 
 func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(ctxRequestID).(string)
-	return id
+	if i, ok := ctx.Value(ctxInfo).(*requestInfo); ok {
+		return i.id
+	}
+	return ""
 }
 
 func validRequestID(id string) bool {

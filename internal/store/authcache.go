@@ -14,14 +14,14 @@ import (
 // Store are seen at once: they invalidate the cache.
 const authCacheTTL = 2 * time.Second
 
-// authCache keeps recent Authenticate answers by key hash. Any write that
+// authCache keeps recent Authenticate answers by the key's SHA-256 digest. Any write that
 // can change an answer bumps gen and drops the entries; an answer read from
 // the database is cached only if no such write happened while it was read,
 // so a stale answer never outlives the write that made it stale.
 type authCache struct {
 	mu        sync.RWMutex
-	m         map[string]authEntry
-	byAccount map[string][]string // account id → cached key hashes
+	m         map[[32]byte]authEntry
+	byAccount map[string][][32]byte // account id → cached key digests
 	gen       atomic.Uint64
 }
 
@@ -30,7 +30,7 @@ type authEntry struct {
 	expires time.Time
 }
 
-func (c *authCache) get(hash string, now time.Time) (periscope.Principal, bool) {
+func (c *authCache) get(hash [32]byte, now time.Time) (periscope.Principal, bool) {
 	c.mu.RLock()
 	e, ok := c.m[hash]
 	c.mu.RUnlock()
@@ -40,14 +40,14 @@ func (c *authCache) get(hash string, now time.Time) (periscope.Principal, bool) 
 	return e.p, true
 }
 
-func (c *authCache) put(hash string, p periscope.Principal, gen uint64, now time.Time) {
+func (c *authCache) put(hash [32]byte, p periscope.Principal, gen uint64, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen.Load() != gen {
 		return
 	}
 	if c.m == nil || len(c.m) > 10000 {
-		c.m, c.byAccount = map[string]authEntry{}, map[string][]string{}
+		c.m, c.byAccount = map[[32]byte]authEntry{}, map[string][][32]byte{}
 	}
 	if _, ok := c.m[hash]; !ok {
 		c.byAccount[p.Account.ID] = append(c.byAccount[p.Account.ID], hash)

@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -47,6 +49,12 @@ type Dialect interface {
 	// rows no other transaction holds (PostgreSQL); "" on SQLite, whose
 	// one writer at a time leaves nothing to skip.
 	SkipLocked() string
+	// CopyFrom writes rows (values in the order of cols) into table
+	// through PostgreSQL's COPY on c, inside the transaction c has open,
+	// and reports true; on SQLite it writes nothing and reports false (the
+	// caller inserts). COPY sends the rows as one binary stream: no
+	// statement to parse, plan or execute a batch.
+	CopyFrom(ctx context.Context, c *sql.Conn, table string, cols []string, rows [][]any) (bool, error)
 
 	name() string
 	driver() string
@@ -88,6 +96,9 @@ func (sqliteDialect) dsn(path string, o options) string {
 		"temp_store(MEMORY)", fmt.Sprintf("cache_size(%d)", -1024*cache), "wal_autocheckpoint(262144)"} {
 		q.Add("_pragma", p)
 	}
+	if o.mmapMiB > 0 {
+		q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", int64(o.mmapMiB)<<20))
+	}
 	// Write transactions take the write lock at BEGIN, so two writers never
 	// deadlock upgrading read locks; the busy timeout queues them instead.
 	q.Set("_txlock", "immediate")
@@ -115,6 +126,10 @@ func (sqliteDialect) VacuumAnalyze(...string) string              { return "" }
 func (sqliteDialect) SingleProcess() bool                         { return true }
 func (sqliteDialect) SkipLocked() string                          { return "" }
 func (sqliteDialect) checkpoints() bool                           { return true }
+
+func (sqliteDialect) CopyFrom(context.Context, *sql.Conn, string, []string, [][]any) (bool, error) {
+	return false, nil
+}
 
 func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } // BEGIN IMMEDIATE already serialises
 
@@ -189,6 +204,21 @@ func (postgres) InsertIgnoring(rest, conflict string) string {
 
 func (postgres) VacuumAnalyze(tables ...string) string {
 	return "VACUUM (ANALYZE) " + strings.Join(tables, ", ")
+}
+
+func (postgres) CopyFrom(ctx context.Context, c *sql.Conn, table string, cols []string, rows [][]any) (bool, error) {
+	err := c.Raw(func(dc any) error {
+		conn, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("copy into %s: not a pgx connection (%T)", table, dc)
+		}
+		_, err := conn.Conn().CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		return err
+	})
+	if err != nil {
+		return true, fmt.Errorf("copy into %s: %w", table, err)
+	}
+	return true, nil
 }
 
 func (postgres) lockMigrations(ctx context.Context, tx *Tx) error {

@@ -132,16 +132,18 @@ func (s *Store) RevokeKey(ctx context.Context, idOrPrefix string) (periscope.API
 // Authenticate returns the principal of a key. A missing, unknown or revoked
 // key is the same unauthorized error.
 func (s *Store) Authenticate(ctx context.Context, key string) (periscope.Principal, error) {
-	var p periscope.Principal
-	unauthorized := periscope.Errorf(periscope.EUnauthorized, "Invalid or missing API key.")
 	if key == "" || len(key) > 256 {
-		return p, unauthorized
+		return periscope.Principal{}, errUnauthorized()
 	}
-	hash := HashKey(key)
+	// The cache is keyed by the digest itself: the hex form the table
+	// stores is made only on a miss.
+	sum := sha256.Sum256([]byte(key))
 	now := s.Now()
-	if cached, ok := s.auth.get(hash, now); ok {
+	if cached, ok := s.auth.get(sum, now); ok {
 		return cached, nil
 	}
+	hash := hex.EncodeToString(sum[:])
+	var p periscope.Principal
 	gen := s.auth.gen.Load()
 	var revoked sql.NullInt64
 	var keyCreated, userCreated, accCreated int64
@@ -156,20 +158,24 @@ func (s *Store) Authenticate(ctx context.Context, key string) (periscope.Princip
 		&a.ID, &a.Company, &a.Plan, &a.Enterprise, &a.OEM, &a.CreditsPerMonth, &a.CreditsUsed,
 		&a.OEMCreditsPerMonth, &a.OEMCreditsUsed, &a.CreditsPeriod, &a.MaxResultsPerRequest, &a.RateLimit, &accCreated)
 	if errors.Is(err, sql.ErrNoRows) {
-		return p, unauthorized
+		return p, errUnauthorized()
 	}
 	if err != nil {
 		return p, fmt.Errorf("authenticate: %w", err)
 	}
 	if revoked.Valid {
-		return p, unauthorized
+		return p, errUnauthorized()
 	}
 	p.Key.AccountID, p.User.ID, p.User.AccountID = a.ID, p.Key.UserID, a.ID
 	p.Key.CreatedAt = time.Unix(keyCreated, 0).UTC()
 	p.User.CreatedAt = time.Unix(userCreated, 0).UTC()
 	a.CreatedAt = time.Unix(accCreated, 0).UTC()
-	s.auth.put(hash, p, gen, now)
+	s.auth.put(sum, p, gen, now)
 	return p, nil
+}
+
+func errUnauthorized() error {
+	return periscope.Errorf(periscope.EUnauthorized, "Invalid or missing API key.")
 }
 
 const authQuery = `SELECT k.id, k.user_id, k.name, k.prefix, k.created_at, k.revoked_at,

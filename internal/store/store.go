@@ -77,6 +77,7 @@ type Option func(*options)
 
 type options struct {
 	cacheMiB int
+	mmapMiB  int
 }
 
 // PageCacheMiB sets SQLite's page cache per connection (the default is
@@ -85,6 +86,11 @@ type options struct {
 // them (1M hosts: 12.5k → 16k hosts/s, BENCHMARKS.md). A cache only grows
 // as a connection reads, so it costs memory only where it is used.
 func PageCacheMiB(n int) Option { return func(o *options) { o.cacheMiB = n } }
+
+// MmapMiB has SQLite read up to n MiB of the database file through a
+// memory map (PRAGMA mmap_size) instead of read calls into each
+// connection's page cache; 0, the default, reads. PostgreSQL ignores it.
+func MmapMiB(n int) Option { return func(o *options) { o.mmapMiB = n } }
 
 // checkpointInterval is how often the SQLite checkpointer runs.
 const checkpointInterval = 200 * time.Millisecond
