@@ -35,6 +35,8 @@ type Keyring struct {
 	// macs keeps keyed HMAC states per type for reuse (setting up an
 	// HMAC is as costly as hashing a short value).
 	macs map[Type]*sync.Pool
+	// idents keeps keyed HMAC states for record identities.
+	idents *sync.Pool
 }
 
 // KeySize is the master key's length in bytes.
@@ -67,6 +69,8 @@ func NewKeyring(master []byte) (*Keyring, error) {
 		k.index[t] = key
 		k.macs[t] = &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}
 	}
+	ident := k.ident
+	k.idents = &sync.Pool{New: func() any { return hmac.New(sha256.New, ident) }}
 	k.id = hex.EncodeToString(derive("key id")[:8])
 	k.root = k.id
 	k.ring = &keySet{byID: map[string]*Keyring{k.id: k}, order: []string{k.id}}
@@ -105,9 +109,13 @@ func (k *Keyring) Index(t Type, v string) []byte {
 // identity, hex-encoded (an unkeyed hash would let anyone with the
 // database test guessed email/password pairs).
 func (k *Keyring) RecordID(r *Record) string {
-	m := hmac.New(sha256.New, k.ident)
-	m.Write([]byte(r.Identity()))
-	return hex.EncodeToString(m.Sum(nil)[:16])
+	m := k.idents.Get().(hash.Hash)
+	m.Reset()
+	io.WriteString(m, r.Identity())
+	var sum [sha256.Size]byte
+	out := hex.EncodeToString(m.Sum(sum[:0])[:16])
+	k.idents.Put(m)
+	return out
 }
 
 // Seal encrypts a record's sensitive fields, bound to its id (a sealed

@@ -81,6 +81,16 @@ var fold = cases.Fold()
 // Windows-1252 text read as Latin-1 turns into), and (by construction of
 // valid UTF-8) lone surrogates.
 func CheckText(s string) error {
+	if isASCII(s) {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c == 0 {
+				return errors.New("NUL byte")
+			} else if c < 0x20 && c != '\t' || c == 0x7f {
+				return fmt.Errorf("control character U+%04X", c)
+			}
+		}
+		return nil
+	}
 	if !utf8.ValidString(s) {
 		return errors.New("invalid UTF-8")
 	}
@@ -111,8 +121,11 @@ func (n Normalizer) Normalize(t Type, v string) (string, error) {
 	case Email:
 		return normEmail(v)
 	case Username, Address, OrgAlias:
-		return fold.String(norm.NFC.String(v)), nil
+		return foldNFC(v), nil
 	case Name:
+		if isASCII(v) {
+			return strings.Join(strings.Fields(strings.ToLower(v)), " "), nil
+		}
 		return strings.Join(strings.Fields(fold.String(norm.NFKC.String(v))), " "), nil
 	case Domain, EmailDomain:
 		return normDomain(v, t == Domain)
@@ -159,7 +172,51 @@ func normEmail(v string) (string, error) {
 	if err != nil || !strings.Contains(h, ".") {
 		return "", errors.New("not an email address: bad domain")
 	}
-	return fold.String(norm.NFC.String(local)) + "@" + h, nil
+	return foldNFC(local) + "@" + h, nil
+}
+
+// isASCII reports whether s is ASCII: NFC and NFKC leave ASCII text as it
+// is and case-folding it is lower-casing it, so the fast paths below give
+// what x/text's transformers give, at a fraction of their cost.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// foldNFC case-folds the NFC form of v.
+func foldNFC(v string) string {
+	if isASCII(v) {
+		return strings.ToLower(v)
+	}
+	return fold.String(norm.NFC.String(v))
+}
+
+// plainHost reports whether v is a host name that IDNA lookup returns as
+// it is: lower-case letters, digits and hyphens in labels of 1 to 63
+// bytes, none starting or ending with a hyphen or with hyphens in its
+// third and fourth places (as punycode's xn-- labels have, which IDNA
+// checks).
+func plainHost(v string) bool {
+	if v == "" || len(v) > 253 {
+		return false
+	}
+	for len(v) > 0 {
+		l, rest, _ := strings.Cut(v, ".")
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' || len(l) >= 4 && l[2] == '-' && l[3] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			if c := l[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+		v = rest
+	}
+	return true
 }
 
 // normHostname lower-cases and IDNA-encodes a host name.
@@ -167,6 +224,9 @@ func normHostname(v string) (string, error) {
 	v = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(v)), ".")
 	if v == "" {
 		return "", ErrEmpty
+	}
+	if plainHost(v) {
+		return v, nil
 	}
 	a, err := idna.Lookup.ToASCII(v)
 	if err != nil {
@@ -234,6 +294,14 @@ func (n Normalizer) normPhone(v string) (string, error) {
 	if region == "" {
 		region = "US"
 	}
+	if e, ok := nanpE164(v, region); ok {
+		return e, nil
+	}
+	return libPhone(v, region)
+}
+
+// libPhone is the E.164 form libphonenumber gives v, or else its digits.
+func libPhone(v, region string) (string, error) {
 	p, err := phonenumbers.Parse(v, region)
 	if err == nil && phonenumbers.IsPossibleNumber(p) {
 		return phonenumbers.Format(p, phonenumbers.E164), nil
@@ -250,6 +318,51 @@ func (n Normalizer) normPhone(v string) (string, error) {
 		return "", errors.New("not a phone number")
 	}
 	return b.String(), nil
+}
+
+// nanpE164 returns the E.164 form of a North American number written as
+// +1 and ten digits, or (region US) as ten digits, with nothing between
+// the digits but spaces, dots, hyphens and parentheses; ok is false for
+// anything else, which goes to libphonenumber. For these inputs the
+// library's answer is always +1 and the ten digits (country code 1; an
+// area code starting 2-9 leaves no national prefix to strip; ten digits
+// are a possible length), and its regular expressions cost about 12 µs
+// a number, a fifth of the CPU of ingesting a full record. Tests compare
+// it with the library on random inputs of that shape and by fuzzing.
+func nanpE164(v, region string) (string, bool) {
+	if len(v) > 64 {
+		return "", false // the library refuses inputs over 250 bytes
+	}
+	var d [11]byte
+	n, plus := 0, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			if n == len(d) {
+				return "", false
+			}
+			d[n] = c
+			n++
+		case c == '+' && i == 0:
+			plus = true
+		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')':
+		default:
+			return "", false
+		}
+	}
+	var nsn []byte
+	switch {
+	case plus && n == 11 && d[0] == '1':
+		nsn = d[1:11]
+	case !plus && n == 10 && region == "US":
+		nsn = d[:10]
+	default:
+		return "", false
+	}
+	if nsn[0] < '2' {
+		return "", false
+	}
+	return "+1" + string(nsn), true
 }
 
 // vinValues are the transliteration values of ISO 3779 check digits.

@@ -59,7 +59,7 @@ func NewKeyringOf(masters [][]byte) (*Keyring, error) {
 		keys = append(keys, k)
 	}
 	root, last := keys[0], keys[len(keys)-1]
-	return &Keyring{id: last.id, aead: last.aead, index: root.index, ident: root.ident, check: root.check, macs: root.macs, root: root.id, ring: set}, nil
+	return &Keyring{id: last.id, aead: last.aead, index: root.index, ident: root.ident, check: root.check, macs: root.macs, idents: root.idents, root: root.id, ring: set}, nil
 }
 
 // IndexID names the key of the blind indexes and record ids (the first of

@@ -2,11 +2,14 @@ package darkwebstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,31 +52,57 @@ func benchStore(b *testing.B) (*Store, *store.Store, string) {
 func sampleEvery(n int) int { return max(1, n/400) }
 
 // load adds n generated, cleaned records in batches of 5000 (as `periscope
-// ingest` does) and returns 400 of them (search targets) and the writer's
-// time.
+// ingest` does: one goroutine produces the records, as the parser does,
+// and each batch is cleaned on every core before Add) and returns 400 of
+// them (search targets) and the writer's time.
 func load(b *testing.B, d *Store, g *breachgen.Generator, n int) ([]breach.Record, time.Duration) {
+	const size = 5000
+	batches := make(chan []breach.Record, 1)
+	go func() {
+		defer close(batches)
+		for i := 0; i < n; i += size {
+			batch := make([]breach.Record, min(size, n-i))
+			for j := range batch {
+				batch[j] = g.Record()
+				batch[j].Source = "bench"
+			}
+			batches <- batch
+		}
+	}()
 	var sample []breach.Record
-	batch := make([]breach.Record, 0, 5000)
 	norm := d.Normalizer()
 	l, err := d.Loader(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := 0; i < n; i++ {
-		r := g.Record()
-		r.Source = "bench"
-		if err := norm.Clean(&r); err != nil {
+	i := 0
+	for batch := range batches {
+		workers := runtime.GOMAXPROCS(0)
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := w; j < len(batch); j += workers {
+					if err := norm.Clean(&batch[j]); err != nil && errs[w] == nil {
+						errs[w] = err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			b.Fatal(err)
 		}
-		if i%sampleEvery(n) == 0 {
-			sample = append(sample, r)
-		}
-		batch = append(batch, r)
-		if len(batch) == cap(batch) || i == n-1 {
-			if _, err := l.Add(context.Background(), batch); err != nil {
-				b.Fatal(err)
+		for j := range batch {
+			if (i+j)%sampleEvery(n) == 0 {
+				sample = append(sample, batch[j])
 			}
-			batch = batch[:0]
+		}
+		i += len(batch)
+		if _, err := l.Add(context.Background(), batch); err != nil {
+			b.Fatal(err)
 		}
 	}
 	if err := l.Close(); err != nil {

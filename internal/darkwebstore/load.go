@@ -2,6 +2,7 @@ package darkwebstore
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -112,6 +114,8 @@ const (
 const (
 	recordColumns = `darkweb_records (seq, id, key_id, blob, breach, breach_date, source, date_added) VALUES `
 	stageColumns  = `darkweb_stage (seq, d, email, keys, lkeys) VALUES `
+	// stageSeqColumns stage a record whose keys a Loader holds in memory.
+	stageSeqColumns = `darkweb_stage (seq, d, email) VALUES `
 )
 
 // AddResult counts what Add did.
@@ -139,8 +143,8 @@ type sealed struct {
 	id    []byte
 	blob  []byte
 	email int64
-	keys  string // every key, packed
-	lkeys string // the listing keys, packed
+	keys  []int64 // every key, the listing keys from nlist on
+	nlist int
 	// The record's clear columns (copied: a Loader writes after Add
 	// returns, when the caller may have reused its records).
 	breach, breachDate, source string
@@ -168,7 +172,7 @@ func (d *Store) seal(recs []breach.Record) ([]sealed, error) {
 					return
 				}
 				keys, nlist, email := d.recordKeys(r)
-				out[i] = sealed{id: id, blob: blob, email: email, keys: packKeys(keys), lkeys: packKeys(keys[nlist:]), breach: r.Breach, breachDate: r.BreachDate, source: r.Source}
+				out[i] = sealed{id: id, blob: blob, email: email, keys: keys, nlist: nlist, breach: r.Breach, breachDate: r.BreachDate, source: r.Source}
 			}
 		}()
 	}
@@ -200,6 +204,10 @@ type Loader struct {
 	staged     int
 	// dups counts duplicates found by builds Add ran, not yet reported.
 	dups int
+	// mem holds the index rows of the records this loader staged, on
+	// SQLite (nil on PostgreSQL, whose build is set-based SQL over the
+	// keys staged in darkweb_stage).
+	mem *memIndex
 }
 
 // lockDarkweb is the PostgreSQL advisory lock key that makes dark-web
@@ -220,7 +228,11 @@ func (d *Store) Loader(ctx context.Context) (*Loader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dark-web loader: %w", err)
 	}
-	return &Loader{d: d, conn: c, written: make(chan error, 1)}, nil
+	l := &Loader{d: d, conn: c, written: make(chan error, 1)}
+	if d.s.Engine() == "sqlite" {
+		l.mem = &memIndex{runRows: cmp.Or(d.runRows, buildRunRows)}
+	}
+	return l, nil
 }
 
 // WriterTime is the time the loader's connection has spent in its
@@ -248,7 +260,18 @@ func (l *Loader) SetBuildEvery(n int) { l.buildEvery = n }
 // releases the loader's connection.
 func (l *Loader) Close() error {
 	_, err := l.Flush(context.Background())
-	return errors.Join(err, l.conn.Close())
+	return errors.Join(err, l.release())
+}
+
+// release drops the rows held in memory and returns the connection (a
+// record whose rows are dropped stays staged: the next build computes
+// its keys from its blob).
+func (l *Loader) release() error {
+	if l.mem != nil {
+		l.mem.reset()
+		l.mem.cur, l.mem.spare, l.mem.ids = nil, nil, nil
+	}
+	return l.conn.Close()
 }
 
 // Add stores cleaned records (breach.Normalizer.Clean) in one transaction:
@@ -259,7 +282,7 @@ func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error
 	if err != nil {
 		return AddResult{}, err
 	}
-	defer l.conn.Close()
+	defer l.release()
 	res, err := l.Add(ctx, recs)
 	if err == nil {
 		err = l.wait()
@@ -351,6 +374,9 @@ func (l *Loader) write(ctx context.Context, batch []sealed) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	if l.mem != nil {
+		return l.mem.add(base, now, batch)
+	}
 	return nil
 }
 
@@ -373,7 +399,7 @@ func (l *Loader) copyBatch(ctx context.Context, base, now int64, keyID string, b
 		if p.email != 0 {
 			email = p.email
 		}
-		rows[i] = []any{base + int64(i) + 1, now, email, p.keys, p.lkeys}
+		rows[i] = []any{base + int64(i) + 1, now, email, packKeys(p.keys), packKeys(p.keys[p.nlist:])}
 	}
 	return dl.CopyFrom(ctx, l.conn, "darkweb_stage", []string{"seq", "d", "email", "keys", "lkeys"}, rows)
 }
@@ -391,6 +417,19 @@ func (l *Loader) insertBatch(ctx context.Context, tx *sql.Tx, base, now int64, k
 	for start := 0; start < len(batch); start += recordsPerInsert {
 		chunk := batch[start:min(start+recordsPerInsert, len(batch))]
 		args = args[:0]
+		if l.mem != nil && sameMeta(chunk) {
+			// SQLite: the columns a chunk's records share are bound once
+			// (numbered parameters), three a record instead of eight.
+			p := chunk[0]
+			args = append(args, keyID, p.breach, p.breachDate, p.source, now)
+			for i, p := range chunk {
+				args = append(args, base+int64(start+i)+1, p.id, p.blob)
+			}
+			if err := l.execShared(ctx, tx, stmts, len(chunk), args); err != nil {
+				return err
+			}
+			continue
+		}
 		for i, p := range chunk {
 			args = append(args, base+int64(start+i)+1, p.id, keyID, p.blob, p.breach, p.breachDate, p.source, now)
 		}
@@ -406,9 +445,21 @@ func (l *Loader) insertBatch(ctx context.Context, tx *sql.Tx, base, now int64, k
 			if p.email != 0 {
 				email = p.email
 			}
-			args = append(args, base+int64(start+i)+1, now, email, p.keys, p.lkeys)
+			args = append(args, base+int64(start+i)+1, now, email)
+			if l.mem == nil {
+				args = append(args, packKeys(p.keys), packKeys(p.keys[p.nlist:]))
+			}
 		}
-		if err := l.exec(ctx, tx, stmts, "stage", len(chunk), 5, stageColumns, args); err != nil {
+		var err error
+		if l.mem == nil {
+			err = l.exec(ctx, tx, stmts, "stage", len(chunk), 5, stageColumns, args)
+		} else {
+			// The keys stay in memory (they would be written as text
+			// here, read back and parsed by the build): the record is
+			// staged without them, as an interrupted load leaves it.
+			err = l.exec(ctx, tx, stmts, "stage", len(chunk), 3, stageSeqColumns, args)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -424,6 +475,9 @@ const analyzeAfter = 50_000
 func (l *Loader) Flush(ctx context.Context) (int, error) {
 	if err := l.wait(); err != nil {
 		l.staged = 0
+		if l.mem != nil {
+			l.mem.reset()
+		}
 		return 0, err
 	}
 	if l.staged == 0 {
@@ -436,7 +490,10 @@ func (l *Loader) Flush(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("begin transaction: %w", err)
 	}
 	defer tx.Rollback()
-	dups, err := l.d.build(ctx, tx)
+	dups, err := l.d.build(ctx, tx, l.mem)
+	if l.mem != nil {
+		l.mem.reset() // built, or (on an error) left to be built from the blobs
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -476,6 +533,45 @@ func (l *Loader) exec(ctx context.Context, tx *sql.Tx, stmts map[string]*sql.Stm
 	return nil
 }
 
+// sameMeta reports whether the records of chunk share their breach, breach
+// date and source.
+func sameMeta(chunk []sealed) bool {
+	for _, p := range chunk[1:] {
+		if p.breach != chunk[0].breach || p.breachDate != chunk[0].breachDate || p.source != chunk[0].source {
+			return false
+		}
+	}
+	return true
+}
+
+// execShared inserts n records whose key id, breach, breach date, source
+// and date added are bound once, as ?1 to ?5 (SQLite's numbered
+// parameters), followed by each record's seq, id and blob.
+func (l *Loader) execShared(ctx context.Context, tx *sql.Tx, stmts map[string]*sql.Stmt, n int, args []any) error {
+	key := fmt.Sprintf("records-shared/%d", n)
+	st, ok := stmts[key]
+	if !ok {
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + recordColumns)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			p := 6 + 3*i
+			fmt.Fprintf(&b, "(?%d,?%d,?1,?%d,?2,?3,?4,?5)", p, p+1, p+2)
+		}
+		var err error
+		if st, err = tx.PrepareContext(ctx, b.String()); err != nil {
+			return fmt.Errorf("prepare records insert: %w", err)
+		}
+		stmts[key] = st
+	}
+	if _, err := st.ExecContext(ctx, args...); err != nil {
+		return fmt.Errorf("insert records: %w", err)
+	}
+	return nil
+}
+
 func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
 // build turns what is staged into index rows, in tx, with inserts sorted
@@ -492,8 +588,11 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",
 //     insertSorted; one set-based statement on PostgreSQL);
 //  4. the stage is emptied.
 //
+// On SQLite the index rows of a loader's own records come from mem (the
+// rows it kept when it staged them; nil: none), see stageSources.
+//
 // It returns the number of duplicates removed.
-func (d *Store) build(ctx context.Context, tx *sql.Tx) (int, error) {
+func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, error) {
 	pg := d.s.Engine() != "sqlite"
 	if pg {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lockDarkweb); err != nil {
@@ -533,13 +632,30 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx) (int, error) {
 	if pg {
 		fresh, err = exec("identities", ignore(`darkweb_ids (id, seq) SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq ORDER BY r.id, r.seq`, "id"))
 	} else {
-		fresh, err = insertIDs(ctx, tx)
+		if mem.holds() {
+			// Whether every record mem holds is still staged (another
+			// build may have indexed some from their blobs).
+			var mine int64
+			if mine, err = stagedIn(ctx, tx, mem.ranges); err != nil {
+				return 0, err
+			}
+			if mine != mem.records {
+				mem = nil
+			}
+		}
+		fresh, err = insertIDs(ctx, tx, mem, staged)
 	}
 	if err != nil {
 		return 0, err
 	}
 	dups := 0
+	var skip seqSet // this loader's records found already stored
 	if fresh < staged {
+		if !pg && mem.holds() {
+			if skip, err = dupSeqs(ctx, tx, mem); err != nil {
+				return 0, err
+			}
+		}
 		n, err := exec("duplicates", `DELETE FROM darkweb_records WHERE seq IN (SELECT s.seq FROM darkweb_stage s
 			JOIN darkweb_records r ON r.seq = s.seq JOIN darkweb_ids i ON i.id = r.id WHERE i.seq <> s.seq)`)
 		if err != nil {
@@ -559,25 +675,15 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx) (int, error) {
 		// inserted (two GROUP BYs through SQLite's sorter over json_each
 		// were a third of a 10-million-record build); only the emails
 		// already stored are looked up first, before the index rows.
-		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.email FROM darkweb_stage s
-			WHERE s.email IS NOT NULL AND EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email)`)
+		known, err := storedEmails(ctx, tx)
 		if err != nil {
-			return 0, fmt.Errorf("index build (stored emails): %w", err)
+			return 0, err
 		}
-		known := map[int64]bool{}
-		for rows.Next() {
-			var e int64
-			if err := rows.Scan(&e); err != nil {
-				rows.Close()
-				return 0, err
-			}
-			known[e] = true
+		readStage, err := d.stageSources(ctx, tx, mem, &skip, staged-int64(dups))
+		if err != nil {
+			return 0, err
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, fmt.Errorf("index build (stored emails): %w", err)
-		}
-		counts, err := insertSorted(ctx, tx, cmp.Or(d.runRows, buildRunRows), known)
+		counts, err := insertSorted(ctx, tx, cmp.Or(d.runRows, buildRunRows), known, mem, &skip, readStage)
 		if err != nil {
 			return 0, err
 		}
@@ -623,6 +729,38 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx) (int, error) {
 	return dups, nil
 }
 
+// storedEmails returns the keys of the staged emails already indexed
+// (SQLite). A build into an index without any email row (a first load)
+// skips the look-up of every staged email.
+func storedEmails(ctx context.Context, tx *sql.Tx) (map[int64]bool, error) {
+	known := map[int64]bool{}
+	lo := codeLo(typeCodes[breach.Email])
+	var some bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM darkweb_index WHERE k >= ? AND k < ?)`, lo, lo+1<<56).Scan(&some); err != nil {
+		return nil, fmt.Errorf("index build (stored emails): %w", err)
+	}
+	if !some {
+		return known, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.email FROM darkweb_stage s
+		WHERE s.email IS NOT NULL AND EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email)`)
+	if err != nil {
+		return nil, fmt.Errorf("index build (stored emails): %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e int64
+		if err := rows.Scan(&e); err != nil {
+			return nil, fmt.Errorf("index build (stored emails): %w", err)
+		}
+		known[e] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index build (stored emails): %w", err)
+	}
+	return known, nil
+}
+
 // finishPending indexes what is staged: records staged without keys
 // (copied by migration 0017, or re-sealed by a key rotation) get them
 // computed from their decrypted blobs first. A load interrupted before
@@ -640,9 +778,29 @@ func (d *Store) finishPending(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := d.fillKeys(ctx, tx, math.MinInt64, math.MaxInt64); err != nil {
+		return err
+	}
+	if _, err := d.build(ctx, tx, nil); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit index build: %w", err)
+	}
+	return nil
+}
+
+// fillKeys computes the keys of the records staged without them whose seq
+// is in [lo, hi], from their decrypted blobs.
+func (d *Store) fillKeys(ctx context.Context, tx *sql.Tx, lo, hi int64) error {
 	for {
-		rows, err := conn.QueryContext(ctx, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-			FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq WHERE s.keys IS NULL ORDER BY s.seq LIMIT 2000`)
+		rows, err := tx.QueryContext(ctx, d.s.Rebind(`SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+			FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq WHERE s.keys IS NULL AND s.seq BETWEEN ? AND ? ORDER BY s.seq LIMIT 2000`), lo, hi)
 		if err != nil {
 			return fmt.Errorf("read staged records: %w", err)
 		}
@@ -651,13 +809,9 @@ func (d *Store) finishPending(ctx context.Context) error {
 			return err
 		}
 		if len(got) == 0 {
-			break
+			return nil
 		}
 		recs, err := d.open(got)
-		if err != nil {
-			return err
-		}
-		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
@@ -669,26 +823,244 @@ func (d *Store) finishPending(ctx context.Context) error {
 			}
 			if _, err := tx.ExecContext(ctx, d.s.Rebind(`UPDATE darkweb_stage SET email = ?, keys = ?, lkeys = ? WHERE seq = ?`),
 				e, packKeys(keys), packKeys(keys[nlist:]), got[i].seq); err != nil {
-				tx.Rollback()
 				return fmt.Errorf("stage keys: %w", err)
 			}
 		}
-		if err := tx.Commit(); err != nil {
-			return err
+	}
+}
+
+// stageSources reports whether the index rows of what is staged (on
+// SQLite; staged: the records staged, duplicates removed) are to be read
+// from darkweb_stage too: mem (nil when the build does not use it, see
+// build) holds the rows of the loader's own records, and the records of
+// others are indexed from their staged keys, computed from their blobs
+// first where they were staged without them (an interrupted load, a
+// rotation, or another loader's records).
+func (d *Store) stageSources(ctx context.Context, tx *sql.Tx, mem *memIndex, skip *seqSet, staged int64) (readStage bool, err error) {
+	if !mem.holds() {
+		return true, d.fillKeys(ctx, tx, math.MinInt64, math.MaxInt64)
+	}
+	if mem.records-skip.n == staged {
+		return false, nil
+	}
+	for _, g := range mem.gaps() {
+		if err := d.fillKeys(ctx, tx, g.lo, g.hi); err != nil {
+			return false, err
 		}
 	}
-	tx, err := conn.BeginTx(ctx, nil)
+	return true, nil
+}
+
+// stagedIn counts the staged records in ranges.
+func stagedIn(ctx context.Context, tx *sql.Tx, ranges []seqRange) (int64, error) {
+	var all int64
+	for _, r := range ranges {
+		var n int64
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage WHERE seq BETWEEN ? AND ?`, r.lo, r.hi).Scan(&n); err != nil {
+			return 0, fmt.Errorf("index build: count staged records: %w", err)
+		}
+		all += n
+	}
+	return all, nil
+}
+
+// dupSeqs returns the seqs of mem's records that the identities step
+// found already stored (the build deletes them next).
+func dupSeqs(ctx context.Context, tx *sql.Tx, mem *memIndex) (seqSet, error) {
+	set := seqSet{lo: mem.ranges[0].lo}
+	set.bits = make([]uint64, (mem.ranges[len(mem.ranges)-1].hi-set.lo)/64+1)
+	rows, err := tx.QueryContext(ctx, `SELECT s.seq FROM darkweb_stage s
+		JOIN darkweb_records r ON r.seq = s.seq JOIN darkweb_ids i ON i.id = r.id WHERE i.seq <> s.seq`)
+	if err != nil {
+		return set, fmt.Errorf("index build (duplicates): %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return set, fmt.Errorf("index build (duplicates): %w", err)
+		}
+		if mem.owns(seq) {
+			set.add(seq)
+		}
+	}
+	return set, rows.Err()
+}
+
+// seqSet is a set of seqs from lo on, a bit each.
+type seqSet struct {
+	lo   int64
+	bits []uint64
+	n    int64
+}
+
+func (s *seqSet) add(seq int64) {
+	i := seq - s.lo
+	if s.bits[i/64]&(1<<(i%64)) == 0 {
+		s.bits[i/64] |= 1 << (i % 64)
+		s.n++
+	}
+}
+
+func (s *seqSet) has(seq int64) bool {
+	i := seq - s.lo
+	return s.n > 0 && i >= 0 && i/64 < int64(len(s.bits)) && s.bits[i/64]&(1<<(i%64)) != 0
+}
+
+// memIndex is the index rows of the records a Loader staged on SQLite,
+// kept in Go: a load of ten million full records would otherwise write
+// 120 million keys as text into darkweb_stage (2.5 GB) for its build to
+// read back and parse. The rows are sorted and spilled to temporary files
+// in runs of runRows in the background while the load goes on; the build
+// merges them. A process that dies loses them, not its records: those
+// stay staged without keys, and the next build computes the keys from
+// their blobs.
+type memIndex struct {
+	runRows int
+	cur     []indexRow
+	spare   []indexRow
+	runs    []*run
+	// spilling is the run being sorted and written in the background.
+	spilling chan error
+	// ranges are the seqs of the records held, ascending; records their
+	// number.
+	ranges  []seqRange
+	records int64
+	// ids are the records' identities, sorted batch by batch (runs
+	// ending at idRuns), so the build need not read them back from the
+	// records (a scan of the whole table's pages).
+	ids    []idRow
+	idRuns []int
+}
+
+type seqRange struct{ lo, hi int64 }
+
+// idRow is a record's identity and seq.
+type idRow struct {
+	id  [16]byte
+	seq int64
+}
+
+func compareIDs(a, b idRow) int {
+	if c := bytes.Compare(a.id[:], b.id[:]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// gaps are the seq ranges around and between m's.
+func (m *memIndex) gaps() []seqRange {
+	var out []seqRange
+	lo := int64(math.MinInt64)
+	for _, r := range m.ranges {
+		if r.lo > lo {
+			out = append(out, seqRange{lo, r.lo - 1})
+		}
+		lo = r.hi + 1
+	}
+	return append(out, seqRange{lo, math.MaxInt64})
+}
+
+// holds reports whether m holds rows.
+func (m *memIndex) holds() bool { return m != nil && m.records > 0 }
+
+// owns reports whether seq is a record m holds.
+func (m *memIndex) owns(seq int64) bool {
+	for _, r := range m.ranges {
+		if seq >= r.lo && seq <= r.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// add keeps the index rows of a batch written from seq base+1 on, on date d.
+func (m *memIndex) add(base, d int64, batch []sealed) error {
+	lo18, hi18 := codeLo(codeDomainEmail), codeLo(codeDomainEmail+1)
+	for i := range batch {
+		p := &batch[i]
+		seq := base + int64(i) + 1
+		for _, k := range p.keys {
+			r := indexRow{k: k, d: d, rec: seq}
+			if k >= lo18 && k < hi18 {
+				r.x = p.email
+			}
+			m.cur = append(m.cur, r)
+		}
+		if len(m.cur) >= m.runRows {
+			if err := m.spill(); err != nil {
+				return err
+			}
+		}
+	}
+	start := len(m.ids)
+	for i := range batch {
+		r := idRow{seq: base + int64(i) + 1}
+		copy(r.id[:], batch[i].id)
+		m.ids = append(m.ids, r)
+	}
+	slices.SortFunc(m.ids[start:], compareIDs)
+	m.idRuns = append(m.idRuns, len(m.ids))
+	hi := base + int64(len(batch))
+	if n := len(m.ranges); n > 0 && m.ranges[n-1].hi == base {
+		m.ranges[n-1].hi = hi
+	} else {
+		m.ranges = append(m.ranges, seqRange{base + 1, hi})
+	}
+	m.records += int64(len(batch))
+	return nil
+}
+
+// spill sorts the current run and writes it to a temporary file in the
+// background.
+func (m *memIndex) spill() error {
+	if err := m.waitSpill(); err != nil {
+		return err
+	}
+	f, err := newRun()
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if _, err := d.build(ctx, tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit index build: %w", err)
+	m.runs = append(m.runs, f)
+	m.spilling = make(chan error, 1)
+	go func(full []indexRow) {
+		slices.SortFunc(full, compareRows)
+		m.spilling <- f.write(full)
+	}(m.cur)
+	m.cur, m.spare = m.spare[:0], m.cur
+	if m.cur == nil {
+		m.cur = make([]indexRow, 0, m.runRows+64)
 	}
 	return nil
+}
+
+func (m *memIndex) waitSpill() error {
+	if m.spilling == nil {
+		return nil
+	}
+	err := <-m.spilling
+	m.spilling = nil
+	return err
+}
+
+// finish waits for the run being spilled and sorts the last one (kept in
+// memory).
+func (m *memIndex) finish() error {
+	if err := m.waitSpill(); err != nil {
+		return err
+	}
+	slices.SortFunc(m.cur, compareRows)
+	return nil
+}
+
+// reset drops every row held.
+func (m *memIndex) reset() {
+	m.waitSpill()
+	for _, r := range m.runs {
+		r.close()
+	}
+	m.runs, m.cur, m.ranges, m.records = nil, m.cur[:0], nil, 0
+	m.ids, m.idRuns = m.ids[:0], m.idRuns[:0]
 }
 
 // dropCache forgets cached search answers (a build changes them).
@@ -699,38 +1071,55 @@ func (d *Store) dropCache() {
 }
 
 // insertIDs enters the identities of the staged records into darkweb_ids
-// on SQLite, sorted in Go (SQLite's sorter was a quarter of a
+// on SQLite, in id order (SQLite's sorter was a quarter of a
 // 10-million-record build in the cgo-free driver); of equal ids the lowest
-// seq is inserted first and wins. It returns how many were new.
-func insertIDs(ctx context.Context, tx *sql.Tx) (int64, error) {
-	type idRow struct {
-		id  string
-		seq int64
+// seq is inserted first and wins. The identities of mem's records (every
+// one of them staged; nil: none) come from memory, sorted batch by batch
+// and merged here; those of other staged records (staged records in all)
+// are read and sorted. It returns how many were new.
+func insertIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged int64) (int64, error) {
+	var runs [][]idRow
+	if mem != nil {
+		start := 0
+		for _, end := range mem.idRuns {
+			runs = append(runs, mem.ids[start:end])
+			start = end
+		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq`)
-	if err != nil {
-		return 0, fmt.Errorf("index build (identities): %w", err)
-	}
-	var ids []idRow
-	for rows.Next() {
-		var id []byte
-		var seq int64
-		if err := rows.Scan(&id, &seq); err != nil {
+	if mem == nil || mem.records < staged {
+		where := []seqRange{{math.MinInt64, math.MaxInt64}}
+		if mem != nil {
+			where = mem.gaps()
+		}
+		var ids []idRow
+		for _, g := range where {
+			rows, err := tx.QueryContext(ctx, `SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq WHERE s.seq BETWEEN ? AND ?`, g.lo, g.hi)
+			if err != nil {
+				return 0, fmt.Errorf("index build (identities): %w", err)
+			}
+			for rows.Next() {
+				var id []byte
+				var r idRow
+				if err := rows.Scan(&id, &r.seq); err != nil {
+					rows.Close()
+					return 0, fmt.Errorf("index build (identities): %w", err)
+				}
+				if len(id) != len(r.id) {
+					rows.Close()
+					return 0, fmt.Errorf("index build (identities): record %d has an id of %d bytes", r.seq, len(id))
+				}
+				copy(r.id[:], id)
+				ids = append(ids, r)
+			}
 			rows.Close()
-			return 0, fmt.Errorf("index build (identities): %w", err)
+			if err := rows.Err(); err != nil {
+				return 0, fmt.Errorf("index build (identities): %w", err)
+			}
 		}
-		ids = append(ids, idRow{string(id), seq})
+		slices.SortFunc(ids, compareIDs)
+		runs = append(runs, ids)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("index build (identities): %w", err)
-	}
-	slices.SortFunc(ids, func(a, b idRow) int {
-		if c := strings.Compare(a.id, b.id); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	next := mergeIDs(runs)
 	var fresh int64
 	stmts := map[int]*sql.Stmt{}
 	defer func() {
@@ -739,31 +1128,85 @@ func insertIDs(ctx context.Context, tx *sql.Tx) (int64, error) {
 		}
 	}()
 	args := make([]any, 0, 2*indexPerInsert)
-	for start := 0; start < len(ids); start += indexPerInsert {
-		chunk := ids[start:min(start+indexPerInsert, len(ids))]
+	for done := false; !done; {
 		args = args[:0]
-		for _, r := range chunk {
-			args = append(args, []byte(r.id), r.seq)
+		for len(args) < 2*indexPerInsert {
+			r, ok := next()
+			if !ok {
+				done = true
+				break
+			}
+			args = append(args, r.id[:], r.seq)
 		}
-		st, ok := stmts[len(chunk)]
+		n := len(args) / 2
+		if n == 0 {
+			break
+		}
+		st, ok := stmts[n]
 		if !ok {
-			st, err = tx.PrepareContext(ctx, `INSERT OR IGNORE INTO darkweb_ids (id, seq) VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", len(chunk)), ","))
+			var err error
+			st, err = tx.PrepareContext(ctx, `INSERT OR IGNORE INTO darkweb_ids (id, seq) VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", n), ","))
 			if err != nil {
 				return 0, fmt.Errorf("index build (identities): %w", err)
 			}
-			stmts[len(chunk)] = st
+			stmts[n] = st
 		}
 		res, err := st.ExecContext(ctx, args...)
 		if err != nil {
 			return 0, fmt.Errorf("index build (identities): %w", err)
 		}
-		n, err := res.RowsAffected()
+		c, err := res.RowsAffected()
 		if err != nil {
 			return 0, fmt.Errorf("index build (identities): %w", err)
 		}
-		fresh += n
+		fresh += c
 	}
 	return fresh, nil
+}
+
+// mergeIDs yields the rows of sorted runs in order (a binary min-heap of
+// the runs' heads).
+func mergeIDs(runs [][]idRow) func() (idRow, bool) {
+	var h [][]idRow
+	less := func(i, j int) bool { return compareIDs(h[i][0], h[j][0]) < 0 }
+	down := func(i int) {
+		for {
+			l, s := 2*i+1, i
+			if l < len(h) && less(l, s) {
+				s = l
+			}
+			if r := l + 1; r < len(h) && less(r, s) {
+				s = r
+			}
+			if s == i {
+				return
+			}
+			h[i], h[s] = h[s], h[i]
+			i = s
+		}
+	}
+	for _, r := range runs {
+		if len(r) > 0 {
+			h = append(h, r)
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	return func() (idRow, bool) {
+		if len(h) == 0 {
+			return idRow{}, false
+		}
+		top := h[0][0]
+		if h[0] = h[0][1:]; len(h[0]) == 0 {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		if len(h) > 0 {
+			down(0)
+		}
+		return top, true
+	}
 }
 
 // indexRow is one darkweb_index row (x 0: NULL).
@@ -792,25 +1235,185 @@ const buildRunRows = 4 << 20
 // insertSorted inserts the index rows of what is staged on SQLite in key
 // order, sorted in Go: the engine's own sorter (ORDER BY over json_each)
 // cost more than half of a build in the cgo-free driver, and a Go sort of
-// integers a small fraction of that. The staged rows are read once, in
-// seq order (the table's own order), in runs of runRows rows: each run is
-// sorted (and spilled) in the background while the next is read, and the
-// runs are merged as the rows are inserted.
-func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]bool) ([]listCount, error) {
-	var staged int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage`).Scan(&staged); err != nil {
-		return nil, fmt.Errorf("index build: read stage: %w", err)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT seq, d, email, keys FROM darkweb_stage`)
-	if err != nil {
-		return nil, fmt.Errorf("index build: read stage: %w", err)
-	}
+// integers a small fraction of that. The rows come from mem (a loader's
+// own records, sorted run by run as they were staged; nil: none) and,
+// when readStage is set, from the keys staged in darkweb_stage, read once
+// in seq order in runs of runRows rows, each sorted (and spilled) in the
+// background while the next is read. The runs are merged as the rows are
+// inserted; rows of records in skip (duplicates) are left out.
+func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]bool, mem *memIndex, skip *seqSet, readStage bool) ([]listCount, error) {
 	var runs []*run
 	defer func() {
 		for _, r := range runs {
 			r.close()
 		}
 	}()
+	var lasts [][]indexRow
+	if readStage {
+		stageRuns, last, err := readStaged(ctx, tx, runRows)
+		runs = stageRuns
+		if err != nil {
+			return nil, err
+		}
+		lasts = append(lasts, last)
+	}
+	var sources []*run
+	sources = append(sources, runs...)
+	if mem != nil {
+		if err := mem.finish(); err != nil {
+			return nil, err
+		}
+		sources = append(sources, mem.runs...)
+		lasts = append(lasts, mem.cur)
+	}
+	m, err := newMerge(sources, lasts...)
+	if err != nil {
+		return nil, err
+	}
+	// The merge (and the boxing of each value for database/sql) runs on a
+	// goroutine of its own, a statement's rows at a time, while this one
+	// inserts: the insert is the single writer's work, the rest need not
+	// wait for it.
+	tally := listTally{known: known}
+	batches := make(chan insertBatch, 4)
+	stop := make(chan struct{})
+	go func() {
+		defer close(batches)
+		mergeBatches(m, skip, &tally, batches, stop)
+	}()
+	defer func() {
+		close(stop)
+		for range batches {
+		}
+	}()
+	// Most rows have no x (only code-18 rows do): they go through a
+	// statement of three parameters a row instead of four with a NULL.
+	plain := rowInserter{tx: tx, cols: 3, q: `INSERT OR IGNORE INTO darkweb_index (k, d, rec) VALUES `}
+	withX := rowInserter{tx: tx, cols: 4, q: `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) VALUES `}
+	defer plain.close()
+	defer withX.close()
+	for b := range batches {
+		w := &plain
+		if b.x {
+			w = &withX
+		}
+		if err := w.exec(ctx, b.args); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range sources {
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	return tally.done(), nil
+}
+
+// insertBatch is a statement's rows: with x (four values a row) or
+// without (three).
+type insertBatch struct {
+	x    bool
+	args []any
+}
+
+// mergeBatches sends the merged rows not in skip, indexPerInsert a batch,
+// counting the listing totals, until the merge ends or stop is closed.
+func mergeBatches(m *merge, skip *seqSet, tally *listTally, out chan<- insertBatch, stop <-chan struct{}) {
+	var plain, withX []any
+	send := func(x bool, args []any) bool {
+		select {
+		case out <- insertBatch{x, args}:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	for {
+		r, ok := m.next()
+		if !ok {
+			break
+		}
+		if skip.has(r.rec) {
+			continue
+		}
+		tally.add(r)
+		if r.x != 0 {
+			if withX == nil {
+				withX = make([]any, 0, 4*indexPerInsert)
+			}
+			if withX = append(withX, r.k, r.d, r.rec, r.x); len(withX) == cap(withX) {
+				if !send(true, withX) {
+					return
+				}
+				withX = nil
+			}
+			continue
+		}
+		if plain == nil {
+			plain = make([]any, 0, 3*indexPerInsert)
+		}
+		if plain = append(plain, r.k, r.d, r.rec); len(plain) == cap(plain) {
+			if !send(false, plain) {
+				return
+			}
+			plain = nil
+		}
+	}
+	if len(plain) > 0 && !send(false, plain) {
+		return
+	}
+	if len(withX) > 0 {
+		send(true, withX)
+	}
+}
+
+// rowInserter inserts index rows indexPerInsert a statement, prepared once
+// per transaction (and once more for the last, shorter statement).
+type rowInserter struct {
+	tx   *sql.Tx
+	cols int
+	q    string
+	full *sql.Stmt
+}
+
+func (w *rowInserter) exec(ctx context.Context, args []any) error {
+	n := len(args) / w.cols
+	st := w.full
+	if n != indexPerInsert || st == nil {
+		row := "(" + marks(w.cols) + "),"
+		p, err := w.tx.PrepareContext(ctx, w.q+strings.TrimSuffix(strings.Repeat(row, n), ","))
+		if err != nil {
+			return fmt.Errorf("index build: %w", err)
+		}
+		if n == indexPerInsert {
+			w.full = p
+		} else {
+			defer p.Close()
+		}
+		st = p
+	}
+	if _, err := st.ExecContext(ctx, args...); err != nil {
+		return fmt.Errorf("index build: insert rows: %w", err)
+	}
+	return nil
+}
+
+func (w *rowInserter) close() {
+	if w.full != nil {
+		w.full.Close()
+	}
+}
+
+// readStaged reads the keys staged in darkweb_stage as index rows, in runs
+// of runRows rows: each full run is sorted and spilled in the background
+// while the next is read; the last is returned sorted, in memory.
+func readStaged(ctx context.Context, tx *sql.Tx, runRows int) ([]*run, []indexRow, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, d, email, keys FROM darkweb_stage WHERE keys IS NOT NULL`)
+	if err != nil {
+		return nil, nil, fmt.Errorf("index build: read stage: %w", err)
+	}
+	defer rows.Close()
+	var runs []*run
 	// spilling is the run being sorted and written in the background.
 	var spilling chan error
 	waitSpill := func() error {
@@ -822,7 +1425,7 @@ func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]
 		return err
 	}
 	defer waitSpill()
-	all := make([]indexRow, 0, min(14*staged, runRows)+64) // about 12 keys a record; a run ends past runRows
+	all := make([]indexRow, 0, 1024)
 	var spare []indexRow
 	lo18, hi18 := codeLo(codeDomainEmail), codeLo(codeDomainEmail+1)
 	for rows.Next() {
@@ -830,8 +1433,7 @@ func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]
 		var email sql.NullInt64
 		var keys string
 		if err := rows.Scan(&seq, &d, &email, &keys); err != nil {
-			rows.Close()
-			return nil, err
+			return runs, nil, err
 		}
 		keys = strings.TrimSuffix(strings.TrimPrefix(keys, "["), "]")
 		for keys != "" {
@@ -839,8 +1441,7 @@ func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]
 			num, keys, _ = strings.Cut(keys, ",")
 			k, err := strconv.ParseInt(num, 10, 64)
 			if err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("index build: staged key %q of record %d: %w", num, seq, err)
+				return runs, nil, fmt.Errorf("index build: staged key %q of record %d: %w", num, seq, err)
 			}
 			r := indexRow{k: k, d: d, rec: seq}
 			if k >= lo18 && k < hi18 {
@@ -850,13 +1451,11 @@ func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]
 		}
 		if len(all) >= runRows {
 			if err := waitSpill(); err != nil {
-				rows.Close()
-				return nil, err
+				return runs, nil, err
 			}
 			f, err := newRun()
 			if err != nil {
-				rows.Close()
-				return nil, err
+				return runs, nil, err
 			}
 			runs = append(runs, f)
 			spilling = make(chan error, 1)
@@ -865,88 +1464,13 @@ func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]
 				spilling <- f.write(full)
 			}(all)
 			all, spare = spare[:0], all
-			if all == nil {
-				all = make([]indexRow, 0, runRows+64)
-			}
 		}
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index build: read stage: %w", err)
+		return runs, nil, fmt.Errorf("index build: read stage: %w", err)
 	}
 	slices.SortFunc(all, compareRows)
-	if err := waitSpill(); err != nil {
-		return nil, err
-	}
-	spare = nil
-	next := func() (indexRow, bool) {
-		if len(all) == 0 {
-			return indexRow{}, false
-		}
-		r := all[0]
-		all = all[1:]
-		return r, true
-	}
-	if len(runs) > 0 {
-		m, err := newMerge(runs, all)
-		if err != nil {
-			return nil, err
-		}
-		next = m.next
-	}
-	tally := listTally{known: known}
-
-	var st *sql.Stmt
-	defer func() {
-		if st != nil {
-			st.Close()
-		}
-	}()
-	args := make([]any, 0, 4*indexPerInsert)
-	for done := false; !done; {
-		args = args[:0]
-		n := 0
-		for n < indexPerInsert {
-			r, ok := next()
-			if !ok {
-				done = true
-				break
-			}
-			tally.add(r)
-			var x any
-			if r.x != 0 {
-				x = r.x
-			}
-			args = append(args, r.k, r.d, r.rec, x)
-			n++
-		}
-		if n == 0 {
-			break
-		}
-		use := st
-		if n != indexPerInsert || st == nil {
-			q := `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?,?,?),", n), ",")
-			p, err := tx.PrepareContext(ctx, q)
-			if err != nil {
-				return nil, fmt.Errorf("index build: %w", err)
-			}
-			if n == indexPerInsert {
-				st = p
-			} else {
-				defer p.Close()
-			}
-			use = p
-		}
-		if _, err := use.ExecContext(ctx, args...); err != nil {
-			return nil, fmt.Errorf("index build: insert rows: %w", err)
-		}
-	}
-	for _, r := range runs {
-		if r.err != nil {
-			return nil, r.err
-		}
-	}
-	return tally.done(), nil
+	return runs, all, waitSpill()
 }
 
 // listCount is a listing total to add to darkweb_counts.
@@ -1068,7 +1592,7 @@ type merge struct {
 	from  []func() (indexRow, bool)
 }
 
-func newMerge(runs []*run, last []indexRow) (*merge, error) {
+func newMerge(runs []*run, lasts ...[]indexRow) (*merge, error) {
 	m := &merge{}
 	add := func(next func() (indexRow, bool)) {
 		if r, ok := next(); ok {
@@ -1083,14 +1607,16 @@ func newMerge(runs []*run, last []indexRow) (*merge, error) {
 			return nil, r.err
 		}
 	}
-	add(func() (indexRow, bool) {
-		if len(last) == 0 {
-			return indexRow{}, false
-		}
-		r := last[0]
-		last = last[1:]
-		return r, true
-	})
+	for _, last := range lasts {
+		add(func() (indexRow, bool) {
+			if len(last) == 0 {
+				return indexRow{}, false
+			}
+			r := last[0]
+			last = last[1:]
+			return r, true
+		})
+	}
 	return m, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/breachgen"
+	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
@@ -182,5 +183,228 @@ func TestBuildMergesSpilledRuns(t *testing.T) {
 		if got != want {
 			t.Fatalf("runs of %d rows: the index differs from the one built in memory", runRows)
 		}
+	}
+}
+
+// indexDump is the index and the listing totals, with each row's record
+// named by its id (seqs differ with the order records were written in).
+func indexDump(t *testing.T, s *store.Store) string {
+	t.Helper()
+	var b strings.Builder
+	rows, err := s.DB().Query(`SELECT i.k, i.d, hex(r.id), COALESCE(i.x, 0) FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec ORDER BY 1, 2, 3`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var k, d, x int64
+		var id string
+		if err := rows.Scan(&k, &d, &id, &x); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%d %d %s %d\n", k, d, id, x)
+		n++
+	}
+	if n == 0 {
+		t.Fatal("empty index")
+	}
+	crows, err := s.DB().Query(`SELECT k, n FROM darkweb_counts ORDER BY k`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crows.Close()
+	for crows.Next() {
+		var k, c int64
+		if err := crows.Scan(&k, &c); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "count %d %d\n", k, c)
+	}
+	var staged int
+	s.DB().QueryRow(`SELECT COUNT(*) FROM darkweb_stage`).Scan(&staged)
+	fmt.Fprintf(&b, "staged %d\n", staged)
+	return b.String()
+}
+
+// A loader keeps the index rows of its records in memory (SQLite); the
+// index it builds from them is the one built from keys computed from the
+// records' blobs, whatever else happened to the stage in between: a load
+// interrupted before its build (indexed by the next loader), another
+// loader's records staged between its batches, another build indexing
+// some of its records first, duplicates across batches.
+func TestLoaderRowsInMemoryMatchBlobs(t *testing.T) {
+	ctx := context.Background()
+	g := breachgen.New(21, "example.com", "example.org")
+	recs := make([]breach.Record, 900)
+	norm := breach.Normalizer{}
+	for i := range recs {
+		recs[i] = g.Record()
+		if err := norm.Clean(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch := func(i int) []breach.Record { return append([]breach.Record(nil), recs[i*100:(i+1)*100]...) }
+	add := func(l *Loader, b []breach.Record) {
+		t.Helper()
+		if _, err := l.Add(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		l.WriterTime() // written
+	}
+	loader := func(d *Store) *Loader {
+		t.Helper()
+		l, err := d.Loader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	scenarios := map[string]func(d *Store){
+		"one loader": func(d *Store) {
+			l := loader(d)
+			for i := range 9 {
+				add(l, batch(i))
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"interrupted, then indexed from the blobs": func(d *Store) {
+			l := loader(d)
+			for i := range 5 {
+				add(l, batch(i))
+			}
+			l.release()   // the process died before its build
+			l = loader(d) // indexes what is staged first
+			for i := 5; i < 9; i++ {
+				add(l, batch(i))
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"interrupted, runs of 97 rows": func(d *Store) {
+			d.runRows = 97 // spilled runs, from memory and from the stage
+			l := loader(d)
+			for i := range 5 {
+				add(l, batch(i))
+			}
+			l.release()
+			l = loader(d)
+			for i := 5; i < 9; i++ {
+				add(l, batch(i))
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"another loader's records staged between": func(d *Store) {
+			a, b := loader(d), loader(d)
+			add(a, batch(0))
+			add(b, batch(1))
+			add(a, append(batch(2), recs[0], recs[150])) // duplicates of both
+			add(b, batch(3))
+			add(a, batch(4))
+			if _, err := a.Flush(ctx); err != nil { // builds b's records too
+				t.Fatal(err)
+			}
+			add(b, batch(5))
+			add(a, batch(6))
+			for i := 7; i < 9; i++ {
+				add(b, batch(i))
+			}
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"another build first": func(d *Store) {
+			a := loader(d)
+			for i := range 4 {
+				add(a, batch(i))
+			}
+			if _, err := d.Add(ctx, batch(4)); err != nil { // builds a's records from their blobs
+				t.Fatal(err)
+			}
+			for i := 5; i < 9; i++ {
+				add(a, append(batch(i), recs[i*100-1]))
+			}
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	var want string
+	for _, name := range []string{"one loader", "interrupted, then indexed from the blobs", "interrupted, runs of 97 rows",
+		"another loader's records staged between", "another build first"} {
+		t.Run(name, func(t *testing.T) {
+			d, s, _ := open(t, "sqlite")
+			scenarios[name](d)
+			if c, err := d.Count(ctx); err != nil || c != int64(len(recs)) {
+				t.Fatalf("%d records stored, want %d (%v)", c, len(recs), err)
+			}
+			got := indexDump(t, s)
+			if want == "" {
+				want = got
+				return
+			}
+			if got != want {
+				t.Fatalf("the index differs from one loader's:\n%s", firstDiff(got, want))
+			}
+		})
+	}
+}
+
+// firstDiff shows the first line where got and want differ.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			return fmt.Sprintf("line %d: got %q, want %q (%d and %d lines)", i+1, g[i], w[i], len(g), len(w))
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
+}
+
+// Records whose breach, breach date and source are shared by their insert
+// chunk are stored with those columns bound once (SQLite): every record
+// reads back with its own id and blob and the shared columns, as records
+// of a mixed chunk do.
+func TestSharedColumnsStored(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, _, _ := open(t, engine)
+			g := breachgen.New(31, "example.com")
+			norm := d.Normalizer()
+			recs := make([]breach.Record, 450)
+			for i := range recs {
+				recs[i] = g.Record()
+				if i < 400 { // two chunks of one breach, then a mixed one
+					recs[i].Breach, recs[i].BreachDate, recs[i].Source = "Shared", "2024-01-02", "breach-csv"
+				} else {
+					recs[i].BreachDate, recs[i].Source = "", "combolist"
+				}
+				if err := norm.Clean(&recs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if res, err := d.Add(ctx, recs); err != nil || res.Added != len(recs) {
+				t.Fatalf("%+v %v", res, err)
+			}
+			for i, r := range recs {
+				got, err := d.Search(ctx, Query{Type: breach.Email, Value: r.Email, Limit: 10, NoCache: true})
+				if err != nil || len(got) != 1 {
+					t.Fatalf("record %d: %d results, %v", i, len(got), err)
+				}
+				g := got[0].Record
+				if g.Email != r.Email || g.Name != r.Name || g.Breach != r.Breach || g.BreachDate != r.BreachDate || g.Source != r.Source || got[0].DateAdded != d.s.Now().Unix() {
+					t.Fatalf("record %d read back as %+v (%d), want %+v", i, g, got[0].DateAdded, r)
+				}
+			}
+		})
 	}
 }
