@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"runtime"
-	"runtime/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -66,19 +64,13 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 		w.Write(body)
 	})
 	if *listen {
-		if *cpuprofile != "" {
-			// The whole serving process, both targets: drive only one of
-			// them while profiling.
-			f, err := os.Create(*cpuprofile)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
-			defer pprof.StopCPUProfile()
+		// The whole serving process, both targets: drive only one of them
+		// while profiling.
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			return err
 		}
+		defer stop()
 		return listenBoth(ctx, e, srv, bare, key)
 	}
 	fmt.Fprintf(e.stdout, "GET /api/v1/auth/status, %d connections, %s per target after %s warm-up, database %s (%s), GOMAXPROCS %d\n",
@@ -89,17 +81,16 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 		name string
 		h    http.Handler
 	}{{"bare net/http", bare}, {"periscope", srv}} {
-		if *cpuprofile != "" && t.name == "periscope" {
-			f, err := os.Create(*cpuprofile)
-			if err != nil {
-				return err
-			}
-			pprof.StartCPUProfile(f)
+		profile := ""
+		if t.name == "periscope" {
+			profile = *cpuprofile
+		}
+		stop, err := startCPUProfile(profile)
+		if err != nil {
+			return err
 		}
 		res, err := loadTest(ctx, t.h, key, *conns, *warm, *dur)
-		if *cpuprofile != "" && t.name == "periscope" {
-			pprof.StopCPUProfile()
-		}
+		stop()
 		if err != nil {
 			return err
 		}

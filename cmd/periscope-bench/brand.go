@@ -15,7 +15,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -64,17 +63,11 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 	if _, err := st.Migrate(ctx, schema.Sets()...); err != nil {
 		return err
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	key, org, err := benchBrandAccount(ctx, st)
 	if err != nil {
 		return err

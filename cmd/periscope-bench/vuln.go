@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -65,18 +64,12 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "bench vuln: database %s (%s), GOMAXPROCS %d, %d CPUs\n", cli.RedactDSN(cfg.Database), st.Engine(), runtime.GOMAXPROCS(0), runtime.NumCPU())
 	if !*skipIngest {
-		if *cpuprofile != "" {
-			f, err := os.Create(*cpuprofile)
-			if err != nil {
-				return err
-			}
-			pprof.StartCPUProfile(f)
-			defer f.Close()
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			return err
 		}
-		err := benchVulnIngest(ctx, e, st, g, *nAdv, *nExploits, *kevStep, *batch)
-		if *cpuprofile != "" {
-			pprof.StopCPUProfile()
-		}
+		err = benchVulnIngest(ctx, e, st, g, *nAdv, *nExploits, *kevStep, *batch)
+		stop()
 		if err != nil {
 			return err
 		}
@@ -87,14 +80,12 @@ func benchVuln(ctx context.Context, e env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "dataset: %d vulnerabilities, %d advisories, %d exploits, %d KEV entries, %d EPSS scores\n",
 		c.Vulnerabilities, c.Advisories, c.Exploits, c.KEV, c.EPSS)
-	if *skipIngest && *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
+	if *skipIngest {
+		stop, err := startCPUProfile(*cpuprofile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		pprof.StartCPUProfile(f)
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	return benchVulnQueries(ctx, e, st, g, *conns, *dur, *only)
 }

@@ -7,45 +7,51 @@ import (
 	"testing"
 )
 
-func TestPageCacheMiBSetsEveryConnection(t *testing.T) {
+// pragmaOnTwoConnections opens a SQLite store with opts and reads pragma on
+// two connections held at once: a setting must be each connection's.
+func pragmaOnTwoConnections(t *testing.T, pragma string, opts ...Option) [2]int64 {
+	t.Helper()
 	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "p.db"), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got [2]int64
+	var conns []*sql.Conn
+	for i := range got {
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if err := c.QueryRowContext(ctx, `PRAGMA `+pragma).Scan(&got[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	return got
+}
+
+func TestPageCacheMiBSetsEveryConnection(t *testing.T) {
 	for _, tc := range []struct {
 		opts []Option
-		want int
+		want int64
 	}{
 		{nil, -64 * 1024},
 		{[]Option{PageCacheMiB(256)}, -256 * 1024},
 	} {
-		s, err := Open(ctx, filepath.Join(t.TempDir(), "p.db"), tc.opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Two connections held at once: the setting is each one's.
-		c1, err := s.db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c2, err := s.db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, c := range []*sql.Conn{c1, c2} {
-			var got int
-			if err := c.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&got); err != nil {
-				t.Fatal(err)
-			}
+		for i, got := range pragmaOnTwoConnections(t, "cache_size", tc.opts...) {
 			if got != tc.want {
 				t.Errorf("connection %d: cache_size %d, want %d", i, got, tc.want)
 			}
 		}
-		c1.Close()
-		c2.Close()
-		s.Close()
 	}
 }
 
 func TestMmapMiBSetsEveryConnection(t *testing.T) {
-	ctx := context.Background()
 	for _, tc := range []struct {
 		opts []Option
 		want int64
@@ -53,29 +59,10 @@ func TestMmapMiBSetsEveryConnection(t *testing.T) {
 		{nil, 0},
 		{[]Option{MmapMiB(64)}, 64 << 20},
 	} {
-		s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"), tc.opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c1, err := s.db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c2, err := s.db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, c := range []*sql.Conn{c1, c2} {
-			var got int64
-			if err := c.QueryRowContext(ctx, `PRAGMA mmap_size`).Scan(&got); err != nil {
-				t.Fatal(err)
-			}
+		for i, got := range pragmaOnTwoConnections(t, "mmap_size", tc.opts...) {
 			if got != tc.want {
 				t.Errorf("connection %d: mmap_size %d, want %d", i, got, tc.want)
 			}
 		}
-		c1.Close()
-		c2.Close()
-		s.Close()
 	}
 }
