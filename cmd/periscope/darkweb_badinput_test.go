@@ -154,19 +154,7 @@ func TestDarkwebIngestHashTypeFlag(t *testing.T) {
 	if out, _, err := runCLI(t, "ingest", "breach-csv", csvf, "--hash-type", "NTLM", "--database", dsn, "--darkweb-key-file", key); err != nil || !strings.Contains(out, "added 1") {
 		t.Fatalf("ingest: %v %s", err, out)
 	}
-	k, err := breach.LoadOrCreateKey(key, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	dw := darkwebstore.New(st)
-	if err := dw.Unlock(context.Background(), k); err != nil {
-		t.Fatal(err)
-	}
+	dw := openDarkwebStore(t, dsn, key)
 	got, err := dw.Search(context.Background(), darkwebstore.Query{Type: breach.HashedPassword, Value: "$NT$8846f7eaee8fb117ad06bdd830b7586c", Limit: 5})
 	if err != nil || len(got) != 1 || got[0].Record.HashType != "ntlm" {
 		t.Fatalf("search: %+v %v", got, err)

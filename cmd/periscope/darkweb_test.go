@@ -69,19 +69,7 @@ func TestDarkwebIngestRotateAndWrongKey(t *testing.T) {
 			if err != nil || !strings.Contains(out, "rotated the dark-web key") {
 				t.Fatalf("reindex: %v\n%s", err, out)
 			}
-			k, err := breach.LoadOrCreateKey(key, false, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := store.Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			dw := darkwebstore.New(st)
-			if err := dw.Unlock(context.Background(), k); err != nil {
-				t.Fatal(err)
-			}
+			dw := openDarkwebStore(t, dsn, key)
 			got, err := dw.Search(context.Background(), darkwebstore.Query{Type: breach.Email, Value: "alice@example.com", Limit: 5})
 			if err != nil || len(got) != 1 || got[0].Record.Password != "pw1" || got[0].Record.BreachDate != "2024-01-02" {
 				t.Fatalf("after rotation: %+v %v", got, err)
@@ -118,4 +106,24 @@ func TestAccountRevealSecrets(t *testing.T) {
 	if on, _ := dw.Reveal(context.Background(), a.ID); on {
 		t.Fatal("reveal not withdrawn")
 	}
+}
+
+// openDarkwebStore opens the database at dsn and unlocks its dark-web store
+// with the key file the CLI wrote (closed when the test ends).
+func openDarkwebStore(t *testing.T, dsn, keyFile string) *darkwebstore.Store {
+	t.Helper()
+	k, err := breach.LoadOrCreateKey(keyFile, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	dw := darkwebstore.New(st)
+	if err := dw.Unlock(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	return dw
 }
