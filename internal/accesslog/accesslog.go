@@ -8,6 +8,7 @@ package accesslog
 
 import (
 	"io"
+	"log/slog"
 	"strconv"
 	"sync"
 	"time"
@@ -62,6 +63,21 @@ func (w *Writer) Log(e *Entry) error {
 		w.bufs.Put(bp)
 	}
 	return err
+}
+
+// Attrs are e's fields as slog attributes, in the order Append writes
+// them: for a logger other than the service's (tests, embedders), where the
+// line goes through that logger's handler instead.
+func (e *Entry) Attrs() []slog.Attr {
+	attrs := []slog.Attr{
+		slog.String("request_id", e.RequestID), slog.String("method", e.Method),
+		slog.String("path", e.Path), slog.String("route", e.Route), slog.Int("status", e.Status),
+		slog.Int64("bytes", e.Bytes), slog.Int64("duration_us", e.DurationUS), slog.String("remote", e.Remote),
+	}
+	if e.Key != "" {
+		attrs = append(attrs, slog.String("key", e.Key), slog.String("account", e.Account))
+	}
+	return attrs
 }
 
 // Append appends e's line, newline included, to b: byte for byte what

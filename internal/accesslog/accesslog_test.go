@@ -16,16 +16,8 @@ import (
 func viaSlog(e *Entry) []byte {
 	var buf bytes.Buffer
 	h := slog.NewJSONHandler(&buf, nil)
-	attrs := []slog.Attr{
-		slog.String("request_id", e.RequestID), slog.String("method", e.Method),
-		slog.String("path", e.Path), slog.String("route", e.Route), slog.Int("status", e.Status),
-		slog.Int64("bytes", e.Bytes), slog.Int64("duration_us", e.DurationUS), slog.String("remote", e.Remote),
-	}
-	if e.Key != "" {
-		attrs = append(attrs, slog.String("key", e.Key), slog.String("account", e.Account))
-	}
 	r := slog.NewRecord(e.Time, slog.LevelInfo, "request", 0)
-	r.AddAttrs(attrs...)
+	r.AddAttrs(e.Attrs()...)
 	if err := h.Handle(context.Background(), r); err != nil {
 		panic(err)
 	}

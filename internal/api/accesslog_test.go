@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -31,14 +32,22 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// The access log through accesslog (as serve wires it): one line a request
-// with the route, status, key prefix and account, and never the key or the
-// query string.
+// The access log, through accesslog (as serve wires it) and through the
+// logger's own handler when no access-log writer is given: one line a
+// request with the route, status, key prefix and account, and never the key
+// or the query string.
 func TestAccessLogLines(t *testing.T) {
+	for name, wire := range map[string]func(d *api.Deps, out *lockedBuffer){
+		"accesslog": func(d *api.Deps, out *lockedBuffer) { d.AccessLog = accesslog.New(out) },
+		"slog":      func(d *api.Deps, out *lockedBuffer) { d.Log = slog.New(slog.NewJSONHandler(out, nil)) },
+	} {
+		t.Run(name, func(t *testing.T) { checkAccessLog(t, wire) })
+	}
+}
+
+func checkAccessLog(t *testing.T, wire func(d *api.Deps, out *lockedBuffer)) {
 	var out lockedBuffer
-	e := apitest.New(t, "sqlite", apitest.Options{Deps: func(d *api.Deps, _ *store.Store) {
-		d.AccessLog = accesslog.New(&out)
-	}})
+	e := apitest.New(t, "sqlite", apitest.Options{Deps: func(d *api.Deps, _ *store.Store) { wire(d, &out) }})
 	acct, key := e.Account(periscope.Account{CreditsPerMonth: 10})
 	if r := e.Do("GET", "/api/v1/auth/status?apikey="+key+"&q=secret-query", key, nil); r.Status != 200 {
 		t.Fatalf("auth/status: %d %s", r.Status, r.Body)

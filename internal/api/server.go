@@ -221,39 +221,29 @@ func (s *Server) observe(r *http.Request, rec *recorder, info *requestInfo, d ti
 		route = "unmatched"
 	}
 	s.metrics.observe(route, r.Method, status, d)
+	e := accesslog.Entry{Time: time.Now(), RequestID: info.id, Method: r.Method,
+		Path:  r.URL.Path, // never the query: a key pasted there must not be logged
+		Route: route, Status: status, Bytes: rec.bytes, DurationUS: d.Microseconds()}
+	if info.keyPrefix != "" {
+		e.Key, e.Account = info.keyPrefix, info.accountID
+	}
 	if s.access != nil {
-		e := accesslog.Entry{Time: time.Now(), RequestID: info.id, Method: r.Method,
-			Path:  r.URL.Path, // never the query: a key pasted there must not be logged
-			Route: route, Status: status, Bytes: rec.bytes, DurationUS: d.Microseconds(), Remote: s.clientIP(r)}
-		if info.keyPrefix != "" {
-			e.Key, e.Account = info.keyPrefix, info.accountID
-		}
+		e.Remote = s.clientIP(r)
 		if err := s.access.Log(&e); err != nil {
 			s.log.Warn("access log not written", "err", err)
 		}
 		return
 	}
-	// Straight to the handler: Logger.LogAttrs would walk the stack for a
-	// source position the access log never prints.
+	// Without an access-log writer the line goes through Log's handler,
+	// straight: Logger.LogAttrs would walk the stack for a source position
+	// the access log never prints.
 	h := s.log.Handler()
 	if !h.Enabled(r.Context(), slog.LevelInfo) {
 		return
 	}
-	attrs := []slog.Attr{
-		slog.String("request_id", info.id),
-		slog.String("method", r.Method),
-		slog.String("path", r.URL.Path), // never the query: a key pasted there must not be logged
-		slog.String("route", route),
-		slog.Int("status", status),
-		slog.Int64("bytes", rec.bytes),
-		slog.Int64("duration_us", d.Microseconds()), // an integer: slog writes floats through encoding/json
-		slog.String("remote", s.clientIP(r)),
-	}
-	if info.keyPrefix != "" {
-		attrs = append(attrs, slog.String("key", info.keyPrefix), slog.String("account", info.accountID))
-	}
-	line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-	line.AddAttrs(attrs...)
+	e.Remote = s.clientIP(r)
+	line := slog.NewRecord(e.Time, slog.LevelInfo, "request", 0)
+	line.AddAttrs(e.Attrs()...)
 	_ = h.Handle(r.Context(), line)
 }
 
