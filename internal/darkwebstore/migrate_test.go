@@ -21,11 +21,7 @@ func TestUpgradeFrom0012(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := store.Open(ctx, storetest.DSN(t, engine))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := storetest.Unmigrated(t, engine)
 			old := fstest.MapFS{}
 			for _, e := range []string{"sqlite/0012_darkweb.sql", "postgres/0012_darkweb.sql"} {
 				b, err := fs.ReadFile(migrations, "migrations/"+e)

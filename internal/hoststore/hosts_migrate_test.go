@@ -9,7 +9,6 @@ import (
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/schema"
-	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
@@ -20,11 +19,7 @@ func TestMigrationMovesHostTermsToPostings(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := store.Open(ctx, storetest.DSN(t, engine))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := storetest.Unmigrated(t, engine)
 			exec := func(q string, args ...any) {
 				t.Helper()
 				if _, err := s.DB().ExecContext(ctx, s.Rebind(q), args...); err != nil {

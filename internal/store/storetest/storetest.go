@@ -65,15 +65,23 @@ func DSN(t testing.TB, engine string) string {
 	return ""
 }
 
-// Open returns a store on a new database of the engine, migrated with the
-// core schema and sets.
-func Open(t testing.TB, engine string, sets ...store.MigrationSet) *store.Store {
+// Unmigrated returns a store on a new, empty database of the engine, for
+// tests that write an older release's schema themselves and then migrate.
+func Unmigrated(t testing.TB, engine string) *store.Store {
 	t.Helper()
 	s, err := store.Open(context.Background(), DSN(t, engine))
 	if err != nil {
 		t.Fatalf("open %s store: %v", engine, err)
 	}
 	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Open returns a store on a new database of the engine, migrated with the
+// core schema and sets.
+func Open(t testing.TB, engine string, sets ...store.MigrationSet) *store.Store {
+	t.Helper()
+	s := Unmigrated(t, engine)
 	if _, err := s.Migrate(context.Background(), sets...); err != nil {
 		t.Fatalf("migrate %s store: %v", engine, err)
 	}
