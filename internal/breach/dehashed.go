@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
@@ -29,16 +30,9 @@ func ParseDeHashed(r io.Reader, o Options, sink Sink) error {
 	if doc {
 		return dehashedDocument(lr, o, sink)
 	}
-	for {
-		line, n, err := lr.next()
-		if errors.Is(err, io.EOF) {
+	return lr.each(func(line string, n int) error {
+		if strings.TrimSpace(line) == "" {
 			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if len(bytes.TrimSpace([]byte(line))) == 0 {
-			continue
 		}
 		rec, err := dehashedRecord([]byte(line))
 		switch {
@@ -52,7 +46,8 @@ func ParseDeHashed(r io.Reader, o Options, sink Sink) error {
 				return err
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // isDocument tells a whole JSON document (an array, or an object that is

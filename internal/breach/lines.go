@@ -135,6 +135,23 @@ func (l *lineReader) reject(line int, format string, args ...any) {
 // next returns the next line that decodes, or io.EOF. A read that fails
 // mid-file (a gzip stream cut short, say) rejects the partial line and
 // returns an error wrapping ErrIncomplete.
+// each calls fn with every line and its number until the input ends (nil)
+// or fn or the reader fails (that error).
+func (l *lineReader) each(fn func(line string, n int) error) error {
+	for {
+		line, n, err := l.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(line, n); err != nil {
+			return err
+		}
+	}
+}
+
 func (l *lineReader) next() (string, int, error) {
 	if err := l.start(); err != nil {
 		return "", 0, err

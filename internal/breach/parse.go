@@ -63,26 +63,20 @@ func (o Options) emit(sink Sink, r Record, source string) error {
 // lines starting with # are skipped.
 func ParseCombolist(r io.Reader, o Options, sink Sink) error {
 	lr := newLineReader(r, o.File, o.enc(), sink)
-	for {
-		line, n, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return lr.each(func(line string, n int) error {
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
+			return nil
 		}
 		rec, reason := comboLine(line)
 		if reason != "" {
 			lr.reject(n, "%s", reason)
-			continue
+			return nil
 		}
 		if err := o.emit(sink, rec, "combolist"); err != nil {
 			return err
 		}
-	}
+		return nil
+	})
 }
 
 // comboLine splits one combolist line.
@@ -297,25 +291,18 @@ func ParseCSV(r io.Reader, o Options, sink Sink) error {
 		return fmt.Errorf("%s:1: no recognisable column in the header: saw %s; name the columns (email, username, password, hash, name, phone…) or map them with --map col=field (fields: %s): nothing stored",
 			o.File, strings.Join(seen, ", "), strings.Join(recordFields[:len(recordFields)-1], ", "))
 	}
-	for {
-		line, n, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return lr.each(func(line string, n int) error {
 		if strings.TrimSpace(line) == "" {
-			continue
+			return nil
 		}
 		vals, err := csvSplit(line, delim)
 		if err != nil {
 			lr.reject(n, "%v", err)
-			continue
+			return nil
 		}
 		if len(vals) != len(cols) {
 			lr.reject(n, "%d columns, the header has %d", len(vals), len(cols))
-			continue
+			return nil
 		}
 		var rec Record
 		for i, v := range vals {
@@ -324,7 +311,8 @@ func ParseCSV(r io.Reader, o Options, sink Sink) error {
 		if err := o.emit(sink, rec, "breach-csv"); err != nil {
 			return err
 		}
-	}
+		return nil
+	})
 }
 
 // csvSplit parses one CSV line (quoted fields may not span lines: a dump
@@ -549,24 +537,17 @@ func parsePasswords(r io.Reader, o Options, m Machine, sink Sink) error {
 		}
 		return o.emit(sink, cur, "stealer")
 	}
-	for {
-		line, n, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			return flush()
-		}
-		if err != nil {
-			return err
-		}
+	if err := lr.each(func(line string, n int) error {
 		t := strings.TrimSpace(line)
 		if t == "" || strings.HasPrefix(t, "===") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "***") {
 			if err := flush(); err != nil {
 				return err
 			}
-			continue
+			return nil
 		}
 		k, v, ok := strings.Cut(t, ":")
 		if !ok {
-			continue
+			return nil
 		}
 		v = strings.TrimSpace(v)
 		switch strings.ToLower(strings.TrimSpace(k)) {
@@ -586,12 +567,16 @@ func parsePasswords(r io.Reader, o Options, m Machine, sink Sink) error {
 		case "pass", "password", "pwd":
 			cur.Password = v
 		default:
-			continue
+			return nil
 		}
 		if !have {
 			start, have = n, true
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
+	return flush()
 }
 
 // BreachInfo is a breach's metadata, in HIBP's breach shape.
