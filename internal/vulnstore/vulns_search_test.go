@@ -84,14 +84,8 @@ func TestNarrowTextSearchMatchesWideRows(t *testing.T) {
 			}
 			for _, q := range []string{"overflow", "injection", "remote overflow", "parser", "zanzibar", "component"} {
 				for _, limit := range []int{1, 20, 100} {
-					hits, err := s.SearchVulns(ctx, vulnstore.VulnSearch{Query: q, Limit: limit})
-					if err != nil {
-						t.Fatal(err)
-					}
-					var got, want []string
-					for _, h := range hits {
-						got = append(got, h.CVEID)
-					}
+					got := searchIDs(t, s, q, limit)
+					var want []string
 					rows, err := db.Query(ref, fqOf(q), limit)
 					if err != nil {
 						t.Fatal(err)
@@ -255,17 +249,7 @@ func TestOptimizeOrdersNarrowTableByDate(t *testing.T) {
 			}
 			return n
 		}
-		search := func() []string {
-			hits, err := s.SearchVulns(ctx, vulnstore.VulnSearch{Query: "overflow module", Limit: 50})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ids []string
-			for _, h := range hits {
-				ids = append(ids, h.CVEID)
-			}
-			return ids
-		}
+		search := func() []string { return searchIDs(t, s, "overflow module", 50) }
 		before := search()
 		if n := outOfOrder(); n < 100 {
 			t.Fatalf("the load left only %d rows out of date order: the test shows nothing", n)
@@ -335,4 +319,19 @@ func TestFeedKeywordWindowMatchesScan(t *testing.T) {
 			}
 		}
 	})
+}
+
+// searchIDs runs a vulnerability text search and returns the CVE ids found,
+// in order.
+func searchIDs(t *testing.T, s *vulnstore.Store, q string, limit int) []string {
+	t.Helper()
+	hits, err := s.SearchVulns(context.Background(), vulnstore.VulnSearch{Query: q, Limit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.CVEID)
+	}
+	return ids
 }

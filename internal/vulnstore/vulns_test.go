@@ -421,18 +421,7 @@ func TestKEVTextIndexFollowsOnlyChangedText(t *testing.T) {
 			{CVEID: id, VulnerabilityName: "Quixotic Wombat Flaw", ShortDescription: "quixotic", DateAdded: day, DueDate: day},
 			{CVEID: "CVE-2031-0001", VulnerabilityName: "Zephyrine Gadget Overflow", ShortDescription: "zephyrine overflow", DateAdded: day, DueDate: day},
 		}
-		search := func(q string) []string {
-			t.Helper()
-			hits, err := s.SearchVulns(ctx, vulnstore.VulnSearch{Query: q, Limit: 10})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ids []string
-			for _, h := range hits {
-				ids = append(ids, h.CVEID)
-			}
-			return ids
-		}
+		search := func(q string) []string { return searchIDs(t, s, q, 10) }
 		for round := range 2 { // the second round renames both: an update
 			if round == 1 {
 				entries[0].VulnerabilityName = "Yonder Wombat Flaw"
