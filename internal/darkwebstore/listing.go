@@ -162,18 +162,14 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
-	got, err := scanRows(rows, q.Limit)
+	got, res, err := d.scanOpen(rows, q.Limit)
 	if err != nil {
 		return nil, 0, err
 	}
-	newestFirst(got) // sorted here, not by the engine (see sqlSearch)
+	newestFirstBoth(got, res) // sorted here, not by the engine (see sqlSearch)
 	if len(got) == q.Limit && q.Limit > 0 {
 		last := got[len(got)-1]
 		d.keepPage(pageKey("credentials", ks, q, from, to, q.Email, q.Offset+q.Limit), pageAt{total: total, d: last.dateAdded, rec: last.seq})
-	}
-	res, err := d.open(got)
-	if err != nil {
-		return nil, 0, err
 	}
 	out := res[:0]
 	for _, r := range res {
