@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -217,28 +219,45 @@ func benchEvery(n int) int { return n/200 + 1 }
 
 // benchLoad adds n generated, cleaned records in batches of 5,000 (as
 // `periscope ingest` does) and returns the sampled ones (search targets).
+// The generator runs on one goroutine (its records follow from the seed);
+// each batch is cleaned on every core, as `periscope ingest` cleans.
 func benchLoad(b *testing.B, d *darkwebstore.Store, g *breachgen.Generator, n int) []breach.Record {
 	norm := d.Normalizer()
 	var sample []breach.Record
-	batch := make([]breach.Record, 0, 5000)
 	l, err := d.Loader(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := 0; i < n; i++ {
-		r := g.Record()
-		if err := norm.Clean(&r); err != nil {
+	workers := runtime.GOMAXPROCS(0)
+	for start := 0; start < n; start += 5000 {
+		batch := make([]breach.Record, min(5000, n-start))
+		for i := range batch {
+			batch[i] = g.Record()
+		}
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(batch); i += workers {
+					if err := norm.Clean(&batch[i]); err != nil && errs[w] == nil {
+						errs[w] = err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			b.Fatal(err)
 		}
-		if i%benchEvery(n) == 0 {
-			sample = append(sample, r)
-		}
-		batch = append(batch, r)
-		if len(batch) == cap(batch) || i == n-1 {
-			if _, err := l.Add(context.Background(), batch); err != nil {
-				b.Fatal(err)
+		for i := range batch {
+			if (start+i)%benchEvery(n) == 0 {
+				sample = append(sample, batch[i])
 			}
-			batch = batch[:0]
+		}
+		if _, err := l.Add(context.Background(), batch); err != nil {
+			b.Fatal(err)
 		}
 	}
 	if err := l.Close(); err != nil {
