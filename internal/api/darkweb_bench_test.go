@@ -61,7 +61,7 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 	dsn := os.Getenv("PERISCOPE_DARKWEB_BENCH_DSN")
 	if dsn != "" {
 		// A database kept between runs: loaded by the first run only.
-		var sopts []store.Option
+		sopts := []store.Option{store.Files(schema.Sets()...)}
 		if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_MMAP_MIB")); err == nil && v > 0 {
 			sopts = append(sopts, store.MmapMiB(v))
 		}

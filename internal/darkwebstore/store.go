@@ -27,13 +27,28 @@ import (
 //go:embed migrations
 var migrations embed.FS
 
-// Migrations returns the dark-web schema (migration 12).
+// Migrations returns the dark-web schema (migrations 12, 17 and 20). On
+// SQLite its tables live in a file of their own, attached as "darkweb":
+// open the store with store.Files(Migrations()).
 func Migrations() store.MigrationSet {
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
-	return store.MigrationSet{Name: "darkweb", FS: sub}
+	return store.MigrationSet{Name: "darkweb", FS: sub, File: "darkweb",
+		After: map[int]func(context.Context, *store.Store) error{20: moveToFile}}
+}
+
+// moveToFile moves the dark-web rows an earlier release stored in the main
+// SQLite file into the dark-web file (migration 20).
+func moveToFile(ctx context.Context, s *store.Store) error {
+	create, err := fs.ReadFile(migrations, "migrations/sqlite/0020_darkweb_file.sql")
+	if err != nil {
+		return err
+	}
+	// darkweb_reveal, which names accounts, stays in the main file.
+	return s.MoveToFile(ctx, "darkweb", string(create), "darkweb_keys", "darkweb_breaches", "darkweb_records",
+		"darkweb_ids", "darkweb_index", "darkweb_counts", "darkweb_stage")
 }
 
 // Store is the dark-web storage. It must be unlocked with the key the data
