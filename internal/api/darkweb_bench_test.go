@@ -48,7 +48,8 @@ import (
 // sampled ones again from the seed and only measure. The database is
 // sealed with apitest's fixed dark-web key, and its "Bench" account's
 // organization claims example.com. PERISCOPE_DARKWEB_BENCH_MMAP_MIB=N
-// opens it with store.MmapMiB(N).
+// opens it with store.MmapMiB(N), PERISCOPE_DARKWEB_BENCH_CACHE_MIB=N with
+// store.PageCacheMiB(N) (each connection's cache of each file).
 func BenchmarkDarkwebHTTP(b *testing.B) {
 	n := 20000
 	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
@@ -64,6 +65,9 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 		sopts := []store.Option{store.Files(schema.Sets()...)}
 		if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_MMAP_MIB")); err == nil && v > 0 {
 			sopts = append(sopts, store.MmapMiB(v))
+		}
+		if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_CACHE_MIB")); err == nil && v > 0 {
+			sopts = append(sopts, store.PageCacheMiB(v))
 		}
 		s, err := store.Open(context.Background(), dsn, sopts...)
 		if err != nil {
