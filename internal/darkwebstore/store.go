@@ -250,6 +250,11 @@ const sqlSearch = `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date
 		ORDER BY d DESC, rec DESC LIMIT ?) p
 	JOIN darkweb_records r ON r.seq = p.rec`
 
+// sqlSearchRecs is sqlSearch's page of record numbers alone (pageRows).
+const sqlSearchRecs = `SELECT rec FROM darkweb_index
+	WHERE k = ? AND d >= ? AND d <= ?
+	ORDER BY d DESC, rec DESC LIMIT ?`
+
 // newestFirst orders rows as the index orders a page: date_added
 // descending, then seq descending (an index row's d is its record's
 // date_added and its rec the record's seq).
@@ -297,13 +302,9 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 			return res, d.breachDates(ctx, res)
 		}
 	}
-	rows, err := d.query(ctx, sqlSearch, k, q.From, to, q.Limit)
+	got, err := d.pageRows(ctx, q.Limit, sqlSearch, sqlSearchRecs, k, q.From, to, q.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", q.Type, err)
-	}
-	got, err := scanRows(rows, q.Limit)
-	if err != nil {
-		return nil, err
 	}
 	newestFirst(got)
 	d.mu.Lock()
