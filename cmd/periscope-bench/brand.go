@@ -55,7 +55,7 @@ func benchBrand(ctx context.Context, e env, args []string) error {
 		defer os.RemoveAll(dir)
 		*dsn = filepath.Join(dir, "bench.db")
 	}
-	st, err := store.Open(ctx, *dsn)
+	st, err := store.Open(ctx, *dsn, store.Files(schema.Sets()...))
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func TestGenHostsAndSearch(t *testing.T) {
 func ingestFile(t *testing.T, dsn, path string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dsn)
+	st, err := store.Open(ctx, dsn, store.Files(schema.Sets()...))
 	if err != nil {
 		t.Fatal(err)
 	}

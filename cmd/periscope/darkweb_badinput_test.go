@@ -13,6 +13,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -37,7 +38,7 @@ func TestDarkwebIngestBadInput(t *testing.T) {
 			}
 			count := func() int64 {
 				t.Helper()
-				st, err := store.Open(context.Background(), dsn)
+				st, err := store.Open(context.Background(), dsn, store.Files(schema.Sets()...))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -176,7 +177,7 @@ func TestDarkwebRotateBesideServer(t *testing.T) {
 			if _, _, err := runCLI(t, "ingest", "combolist", combo, "--breach", "ExampleCombo", "--database", dsn, "--darkweb-key-file", key); err != nil {
 				t.Fatal(err)
 			}
-			st, err := store.Open(ctx, dsn)
+			st, err := store.Open(ctx, dsn, store.Files(schema.Sets()...))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -87,7 +88,7 @@ func TestAccountRevealSecrets(t *testing.T) {
 	if err != nil || !strings.Contains(out, "reveal-secrets:          true") {
 		t.Fatalf("update: %v\n%s", err, out)
 	}
-	st, err := store.Open(context.Background(), dsn)
+	st, err := store.Open(context.Background(), dsn, store.Files(schema.Sets()...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func openDarkwebStore(t *testing.T, dsn, keyFile string) *darkwebstore.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), dsn)
+	st, err := store.Open(context.Background(), dsn, store.Files(schema.Sets()...))
 	if err != nil {
 		t.Fatal(err)
 	}

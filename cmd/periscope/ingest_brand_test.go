@@ -39,7 +39,7 @@ func pemBlocks(t *testing.T, path string) [][]byte {
 func monitoredStore(t *testing.T, dsn string, domains ...string) (*store.Store, periscope.Account) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dsn)
+	st, err := store.Open(ctx, dsn, store.Files(schema.Sets()...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func TestSeveralInstances(t *testing.T) {
 	}
 	dsn := storetest.DSN(t, "postgres") // skips without PERISCOPE_TEST_POSTGRES
 	ctx := context.Background()
-	st, err := store.Open(ctx, dsn)
+	st, err := store.Open(ctx, dsn, store.Files(schema.Sets()...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/scanstore"
+	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -18,7 +19,7 @@ func TestOrgAuthorizesAssets(t *testing.T) {
 	if _, _, err := runCLI(t, "migrate", d); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, db)
+	st, err := store.Open(ctx, db, store.Files(schema.Sets()...))
 	if err != nil {
 		t.Fatal(err)
 	}

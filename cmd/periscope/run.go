@@ -101,7 +101,7 @@ func cmdMigrate(ctx context.Context, e env, args []string) error {
 	if _, err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, cfg.Database)
+	s, err := store.Open(ctx, cfg.Database, store.Files(schema.Sets()...))
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,7 +48,8 @@ import (
 // sampled ones again from the seed and only measure. The database is
 // sealed with apitest's fixed dark-web key, and its "Bench" account's
 // organization claims example.com. PERISCOPE_DARKWEB_BENCH_MMAP_MIB=N
-// opens it with store.MmapMiB(N).
+// opens it with store.MmapMiB(N), PERISCOPE_DARKWEB_BENCH_CACHE_MIB=N with
+// store.PageCacheMiB(N) (each connection's cache of each file).
 func BenchmarkDarkwebHTTP(b *testing.B) {
 	n := 20000
 	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
@@ -59,9 +62,12 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 	dsn := os.Getenv("PERISCOPE_DARKWEB_BENCH_DSN")
 	if dsn != "" {
 		// A database kept between runs: loaded by the first run only.
-		var sopts []store.Option
+		sopts := []store.Option{store.Files(schema.Sets()...)}
 		if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_MMAP_MIB")); err == nil && v > 0 {
 			sopts = append(sopts, store.MmapMiB(v))
+		}
+		if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_CACHE_MIB")); err == nil && v > 0 {
+			sopts = append(sopts, store.PageCacheMiB(v))
 		}
 		s, err := store.Open(context.Background(), dsn, sopts...)
 		if err != nil {
@@ -217,28 +223,45 @@ func benchEvery(n int) int { return n/200 + 1 }
 
 // benchLoad adds n generated, cleaned records in batches of 5,000 (as
 // `periscope ingest` does) and returns the sampled ones (search targets).
+// The generator runs on one goroutine (its records follow from the seed);
+// each batch is cleaned on every core, as `periscope ingest` cleans.
 func benchLoad(b *testing.B, d *darkwebstore.Store, g *breachgen.Generator, n int) []breach.Record {
 	norm := d.Normalizer()
 	var sample []breach.Record
-	batch := make([]breach.Record, 0, 5000)
 	l, err := d.Loader(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := 0; i < n; i++ {
-		r := g.Record()
-		if err := norm.Clean(&r); err != nil {
+	workers := runtime.GOMAXPROCS(0)
+	for start := 0; start < n; start += 5000 {
+		batch := make([]breach.Record, min(5000, n-start))
+		for i := range batch {
+			batch[i] = g.Record()
+		}
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(batch); i += workers {
+					if err := norm.Clean(&batch[i]); err != nil && errs[w] == nil {
+						errs[w] = err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			b.Fatal(err)
 		}
-		if i%benchEvery(n) == 0 {
-			sample = append(sample, r)
-		}
-		batch = append(batch, r)
-		if len(batch) == cap(batch) || i == n-1 {
-			if _, err := l.Add(context.Background(), batch); err != nil {
-				b.Fatal(err)
+		for i := range batch {
+			if (start+i)%benchEvery(n) == 0 {
+				sample = append(sample, batch[i])
 			}
-			batch = batch[:0]
+		}
+		if _, err := l.Add(context.Background(), batch); err != nil {
+			b.Fatal(err)
 		}
 	}
 	if err := l.Close(); err != nil {

@@ -22,7 +22,7 @@ func TestDatabaseDownIs503ThenRecovers(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			dsn := storetest.DSN(t, engine)
-			direct, err := store.Open(context.Background(), dsn)
+			direct, err := store.Open(context.Background(), dsn, store.Files(schema.Sets()...))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,10 +47,11 @@ func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// OpenStore opens the database dsn (a SQLite path or a postgres:// URL)
-// and migrates every capability's tables.
+// OpenStore opens the database dsn (a SQLite path or a postgres:// URL,
+// with the files of every capability that keeps its own) and migrates
+// every capability's tables.
 func OpenStore(ctx context.Context, dsn string, opts ...store.Option) (*store.Store, error) {
-	s, err := store.Open(ctx, dsn, opts...)
+	s, err := store.Open(ctx, dsn, append([]store.Option{store.Files(schema.Sets()...)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

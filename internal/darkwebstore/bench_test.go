@@ -31,7 +31,7 @@ func benchStore(b *testing.B) (*Store, *store.Store, string) {
 	if pg := os.Getenv("PERISCOPE_BENCH_POSTGRES"); pg != "" {
 		dsn = pg
 	}
-	s, err := store.Open(context.Background(), dsn, store.PageCacheMiB(256))
+	s, err := store.Open(context.Background(), dsn, store.PageCacheMiB(256), store.Files(Migrations()))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/periscope-oss/periscope/internal/breach"
 )
@@ -156,15 +158,12 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 		args = append(args, at.d, at.rec)
 		offset = 0
 	}
-	rows, err := d.query(ctx, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-		FROM (SELECT i.rec, i.d FROM darkweb_index i WHERE`+w+group+`
-			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?) p JOIN darkweb_records r ON r.seq = p.rec`, append(args, q.Limit, offset)...)
+	page := `SELECT i.rec, i.d FROM darkweb_index i WHERE` + w + group + `
+			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?`
+	got, res, err := d.pageRows(ctx, q.Limit, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+		FROM (`+page+`) p JOIN darkweb_records r ON r.seq = p.rec`, page, append(args, q.Limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
-	}
-	got, res, err := d.scanOpen(rows, q.Limit)
-	if err != nil {
-		return nil, 0, err
 	}
 	newestFirstBoth(got, res) // sorted here, not by the engine (see sqlSearch)
 	if len(got) == q.Limit && q.Limit > 0 {
@@ -468,46 +467,74 @@ func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuer
 }
 
 // emailRecords reads the records of emails (their email search rows), a
-// chunk of emails per query.
+// chunk of emails per query, as many chunks at once as there are cores
+// (each a few hundred random reads of the index and the records).
 func (d *Store) emailRecords(ctx context.Context, xs []int64) (map[int64][]row, error) {
+	const chunkSize = 500 // emailChunk's parameters
+	n := (len(xs) + chunkSize - 1) / chunkSize
+	parts := make([]map[int64][]row, n)
+	errs := make([]error, n)
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range n {
+		chunk := xs[i*chunkSize : min((i+1)*chunkSize, len(xs))]
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			parts[i], errs[i] = d.emailChunk(ctx, chunk)
+		})
+	}
+	wg.Wait()
 	byEmail := map[int64][]row{}
-	for start := 0; start < len(xs); start += 500 {
-		chunk := xs[start:min(start+500, len(xs))]
-		args := make([]any, len(chunk))
-		for i, c := range chunk {
-			args[i] = c
+	for i := range parts {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		q := `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-			FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (` + marks(len(args)) + `)`
-		if d.s.Engine() != "sqlite" {
-			// One array parameter: a prepared statement's generic plan
-			// for 500 scalar parameters hash-joined the whole records
-			// table (200 ms a page at a million records).
-			q = `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
-				FROM unnest(?::bigint[]) u(k) JOIN darkweb_index i ON i.k = u.k JOIN darkweb_records r ON r.seq = i.rec`
-			args = []any{chunk}
-		}
-		rs, err := d.query(ctx, q, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rs.Next() {
-			var r row
-			var k int64
-			var id []byte
-			if err := rs.Scan(&k, &r.seq, &id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded); err != nil {
-				rs.Close()
-				return nil, err
-			}
-			r.id = hex.EncodeToString(id)
-			byEmail[k] = append(byEmail[k], r)
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil {
-			return nil, err
+		for k, rs := range parts[i] {
+			byEmail[k] = append(byEmail[k], rs...)
 		}
 	}
 	return byEmail, nil
+}
+
+// emailChunk reads the records of one chunk of emails.
+func (d *Store) emailChunk(ctx context.Context, chunk []int64) (map[int64][]row, error) {
+	byEmail := map[int64][]row{}
+	// Always 500 parameters (the first key repeated), so one prepared
+	// statement serves every chunk.
+	args := make([]any, 500)
+	for i := range args {
+		args[i] = chunk[0]
+		if i < len(chunk) {
+			args[i] = chunk[i]
+		}
+	}
+	q := `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+		FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (` + marks(len(args)) + `)`
+	if d.s.Engine() != "sqlite" {
+		// One array parameter: a prepared statement's generic plan
+		// for 500 scalar parameters hash-joined the whole records
+		// table (200 ms a page at a million records).
+		q = `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+			FROM unnest(?::bigint[]) u(k) JOIN darkweb_index i ON i.k = u.k JOIN darkweb_records r ON r.seq = i.rec`
+		args = []any{chunk}
+	}
+	rs, err := d.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var r row
+		var k int64
+		var id []byte
+		if err := rs.Scan(&k, &r.seq, &id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded); err != nil {
+			return nil, err
+		}
+		r.id = hex.EncodeToString(id)
+		byEmail[k] = append(byEmail[k], r)
+	}
+	return byEmail, rs.Err()
 }
 
 // repeats reports whether an email of the page has a record in the window

@@ -3,12 +3,14 @@ package darkwebstore
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -21,7 +23,7 @@ func TestUpgradeFrom0012(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			s := storetest.Unmigrated(t, engine)
+			s := storetest.Unmigrated(t, engine, Migrations())
 			old := fstest.MapFS{}
 			for _, e := range []string{"sqlite/0012_darkweb.sql", "postgres/0012_darkweb.sql"} {
 				b, err := fs.ReadFile(migrations, "migrations/"+e)
@@ -84,5 +86,108 @@ func TestUpgradeFrom0012(t *testing.T) {
 				t.Fatalf("re-ingest after upgrade: %+v %v", res, err)
 			}
 		})
+	}
+}
+
+// A database of 0017's layout, with records in the main SQLite file,
+// upgrades through 0020: the dark-web tables move to the dark-web file
+// (darkweb_reveal, which names accounts, stays), every record is kept, and
+// a move that was interrupted (part of the records copied; 0020 recorded
+// or not) finishes on the next Migrate without losing or repeating a row.
+func TestUpgradeTo0020(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		for _, recorded := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/0020-recorded=%v", engine, recorded), func(t *testing.T) {
+				ctx := context.Background()
+				s := storetest.Unmigrated(t, engine, Migrations())
+				old := fstest.MapFS{}
+				for _, e := range []string{"sqlite/0012_darkweb.sql", "postgres/0012_darkweb.sql", "sqlite/0017_darkweb_scale.sql", "postgres/0017_darkweb_scale.sql"} {
+					b, err := fs.ReadFile(migrations, "migrations/"+e)
+					if err != nil {
+						t.Fatal(err)
+					}
+					old[e] = &fstest.MapFile{Data: b}
+				}
+				if _, err := s.Migrate(ctx, store.MigrationSet{Name: "darkweb", FS: old}); err != nil {
+					t.Fatal(err)
+				}
+				k := keyring(t, 1)
+				d := New(s)
+				if err := d.Unlock(ctx, k); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := d.Add(ctx, fixtures(t, d)); err != nil {
+					t.Fatal(err)
+				}
+				a := periscope.Account{Company: "acme", Plan: "test"}
+				if err := s.CreateAccount(ctx, &a, &periscope.User{Email: "a@example.com"}); err != nil {
+					t.Fatal(err)
+				}
+				if err := d.SetReveal(ctx, a.ID, true); err != nil {
+					t.Fatal(err)
+				}
+				if engine == "sqlite" {
+					// An earlier run created the file's tables and copied
+					// two records, then stopped.
+					create, err := fs.ReadFile(migrations, "migrations/sqlite/0020_darkweb_file.sql")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := s.Exec(ctx, string(create)); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := s.Exec(ctx, `INSERT INTO darkweb.darkweb_records SELECT * FROM main.darkweb_records ORDER BY seq LIMIT 2`); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if recorded {
+					if _, err := s.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (20, '0020_darkweb_file.sql', 0)`); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := s.Migrate(ctx, Migrations()); err != nil {
+					t.Fatal(err)
+				}
+				if engine == "sqlite" {
+					var inMain []string
+					rows, err := s.Query(ctx, `SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'darkweb%' ORDER BY name`)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rows.Next() {
+						var n string
+						rows.Scan(&n)
+						inMain = append(inMain, n)
+					}
+					rows.Close()
+					if fmt.Sprint(inMain) != "[darkweb_reveal]" {
+						t.Fatalf("dark-web tables left in the main file: %v", inMain)
+					}
+					var n int
+					if err := s.QueryRow(ctx, `SELECT COUNT(*) FROM darkweb.darkweb_records`).Scan(&n); err != nil || n != 5 {
+						t.Fatalf("%d records in the dark-web file (%v)", n, err)
+					}
+				}
+				d = New(s)
+				if err := d.Unlock(ctx, k); err != nil {
+					t.Fatal(err)
+				}
+				if n, _ := d.Count(ctx); n != 5 {
+					t.Fatalf("%d records after the upgrade", n)
+				}
+				if got, err := d.Search(ctx, Query{Type: breach.Phone, Value: "+1 202-555-0143", Limit: 10}); err != nil || len(got) != 1 || got[0].Record.Password != "SentinelPassw0rd!" {
+					t.Fatalf("phone search after upgrade: %+v %v", got, err)
+				}
+				if page, total, err := d.Emails(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10}); err != nil || total != 3 || len(page) != 3 {
+					t.Fatalf("emails after upgrade: %+v %d %v", page, total, err)
+				}
+				if ok, err := d.Reveal(ctx, a.ID); err != nil || !ok {
+					t.Fatalf("reveal after upgrade: %v %v", ok, err)
+				}
+				if res, err := d.Add(ctx, fixtures(t, d)); err != nil || res.Added != 0 || res.Duplicates != 5 {
+					t.Fatalf("re-ingest after upgrade: %+v %v", res, err)
+				}
+			})
+		}
 	}
 }

@@ -33,7 +33,7 @@ func BenchmarkReseal(b *testing.B) {
 		if pg := os.Getenv("PERISCOPE_BENCH_POSTGRES"); pg != "" {
 			dsn = pg
 		}
-		s, err := store.Open(ctx, dsn, store.PageCacheMiB(256))
+		s, err := store.Open(ctx, dsn, store.PageCacheMiB(256), store.Files(Migrations()))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -27,13 +27,28 @@ import (
 //go:embed migrations
 var migrations embed.FS
 
-// Migrations returns the dark-web schema (migration 12).
+// Migrations returns the dark-web schema (migrations 12, 17 and 20). On
+// SQLite its tables live in a file of their own, attached as "darkweb":
+// open the store with store.Files(Migrations()).
 func Migrations() store.MigrationSet {
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
-	return store.MigrationSet{Name: "darkweb", FS: sub}
+	return store.MigrationSet{Name: "darkweb", FS: sub, File: "darkweb",
+		After: map[int]func(context.Context, *store.Store) error{20: moveToFile}}
+}
+
+// moveToFile moves the dark-web rows an earlier release stored in the main
+// SQLite file into the dark-web file (migration 20).
+func moveToFile(ctx context.Context, s *store.Store) error {
+	create, err := fs.ReadFile(migrations, "migrations/sqlite/0020_darkweb_file.sql")
+	if err != nil {
+		return err
+	}
+	// darkweb_reveal, which names accounts, stays in the main file.
+	return s.MoveToFile(ctx, "darkweb", string(create), "darkweb_keys", "darkweb_breaches", "darkweb_records",
+		"darkweb_ids", "darkweb_index", "darkweb_counts", "darkweb_stage")
 }
 
 // Store is the dark-web storage. It must be unlocked with the key the data
@@ -235,6 +250,11 @@ const sqlSearch = `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date
 		ORDER BY d DESC, rec DESC LIMIT ?) p
 	JOIN darkweb_records r ON r.seq = p.rec`
 
+// sqlSearchRecs is sqlSearch's page of record numbers alone (pageRows).
+const sqlSearchRecs = `SELECT rec FROM darkweb_index
+	WHERE k = ? AND d >= ? AND d <= ?
+	ORDER BY d DESC, rec DESC LIMIT ?`
+
 // newestFirst orders rows as the index orders a page: date_added
 // descending, then seq descending (an index row's d is its record's
 // date_added and its rec the record's seq).
@@ -282,13 +302,9 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 			return res, d.breachDates(ctx, res)
 		}
 	}
-	rows, err := d.query(ctx, sqlSearch, k, q.From, to, q.Limit)
+	got, res, err := d.pageRows(ctx, q.Limit, sqlSearch, sqlSearchRecs, k, q.From, to, q.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", q.Type, err)
-	}
-	got, res, err := d.scanOpen(rows, q.Limit)
-	if err != nil {
-		return nil, err
 	}
 	newestFirstBoth(got, res)
 	d.mu.Lock()

@@ -34,7 +34,7 @@ func keyring(t *testing.T, b byte) *breach.Keyring {
 func open(t *testing.T, engine string) (*Store, *store.Store, string) {
 	t.Helper()
 	dsn := storetest.DSN(t, engine)
-	s, err := store.Open(context.Background(), dsn)
+	s, err := store.Open(context.Background(), dsn, store.Files(Migrations()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,14 +193,26 @@ func TestNothingInClear(t *testing.T) {
 				if _, err := s.DB().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 					t.Fatal(err)
 				}
-				for _, suffix := range []string{"", "-wal"} {
-					b, err := os.ReadFile(dsn + suffix)
-					if err == nil {
-						raw = append(raw, b...)
+				// Every file of the store: the main one and the
+				// dark-web one, where the records are.
+				paths := s.FilePaths()
+				if len(paths) != 2 || paths[0] != dsn || paths[1] != store.FilePath(dsn, "darkweb") {
+					t.Fatalf("files %q", paths)
+				}
+				for _, p := range paths {
+					for _, suffix := range []string{"", "-wal"} {
+						b, err := os.ReadFile(p + suffix)
+						if err == nil {
+							raw = append(raw, b...)
+						}
 					}
 				}
 				if len(raw) == 0 {
 					t.Fatal("empty database file")
+				}
+				b, err := os.ReadFile(paths[1])
+				if err != nil || !bytes.Contains(b, []byte("ExampleBreach")) {
+					t.Fatalf("the records are not in the dark-web file %s (%v)", paths[1], err)
 				}
 			case "postgres":
 				raw = pgDump(t, s, dsn)

@@ -19,7 +19,7 @@ func TestMigrationMovesHostTermsToPostings(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			s := storetest.Unmigrated(t, engine)
+			s := storetest.Unmigrated(t, engine, schema.Sets()...)
 			exec := func(q string, args ...any) {
 				t.Helper()
 				if _, err := s.DB().ExecContext(ctx, s.Rebind(q), args...); err != nil {

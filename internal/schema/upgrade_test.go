@@ -152,7 +152,7 @@ func oldMigrations(t *testing.T, engine string) []store.Migration {
 func releaseDatabase(t *testing.T, engine string) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := store.Open(ctx, storetest.DSN(t, engine))
+	s, err := store.Open(ctx, storetest.DSN(t, engine), store.Files(schema.Sets()...))
 	if err != nil {
 		t.Fatal(err)
 	}

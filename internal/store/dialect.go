@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -57,8 +59,12 @@ type Dialect interface {
 	CopyFrom(ctx context.Context, c *sql.Conn, table string, cols []string, rows [][]any) (bool, error)
 
 	name() string
-	driver() string
-	dsn(string, options) string
+	// open returns the handle of the database dsn names, with the files
+	// of o attached to every connection where the engine has files.
+	open(dsn string, o options) (*sql.DB, error)
+	// files reports whether capabilities' sets can keep their tables in
+	// files of their own (MigrationSet.File): SQLite.
+	files() bool
 	configure(*sql.DB)
 	rebind(string) string
 	lockMigrations(context.Context, *Tx) error
@@ -78,14 +84,77 @@ func dialectFor(dsn string) dialect {
 
 type sqliteDialect struct{}
 
-func (sqliteDialect) name() string   { return "sqlite" }
-func (sqliteDialect) driver() string { return "sqlite" }
+func (sqliteDialect) name() string { return "sqlite" }
+func (sqliteDialect) files() bool  { return true }
+
+// open opens the SQLite file at path through a driver of the store's own,
+// whose connection hook attaches the files of o's sets to every new
+// connection (ATTACH is a property of a connection, not of the file) and
+// sets their pragmas: the DSN's pragmas reach the main file only.
+func (d sqliteDialect) open(path string, o options) (*sql.DB, error) {
+	drv := &sqlite.Driver{}
+	var stmts [][2]string // statement, file path it binds ("" for none)
+	for _, name := range o.files {
+		stmts = append(stmts,
+			[2]string{"ATTACH DATABASE ? AS " + name, "file:" + escapeURIPath(FilePath(path, name))},
+			[2]string{"PRAGMA " + name + ".journal_mode = WAL"},
+			[2]string{"PRAGMA " + name + ".synchronous = NORMAL"},
+			[2]string{fmt.Sprintf("PRAGMA %s.cache_size = %d", name, -1024*cacheMiB(o))})
+		if o.mmapMiB > 0 {
+			stmts = append(stmts, [2]string{fmt.Sprintf("PRAGMA %s.mmap_size = %d", name, int64(o.mmapMiB)<<20)})
+		}
+	}
+	if len(stmts) > 0 {
+		drv.RegisterConnectionHook(func(c sqlite.ExecQuerierContext, _ string) error {
+			for _, st := range stmts {
+				var args []driver.NamedValue
+				if st[1] != "" {
+					args = []driver.NamedValue{{Ordinal: 1, Value: st[1]}}
+				}
+				if _, err := c.ExecContext(context.Background(), st[0], args); err != nil {
+					return fmt.Errorf("%s: %w", st[0], err)
+				}
+			}
+			return nil
+		})
+	}
+	return sql.OpenDB(sqliteConnector{drv: drv, dsn: d.dsn(path, o)}), nil
+}
+
+// sqliteConnector opens connections through the store's own driver.
+type sqliteConnector struct {
+	drv *sqlite.Driver
+	dsn string
+}
+
+func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c sqliteConnector) Driver() driver.Driver                        { return c.drv }
+
+// FilePath is the SQLite file a set with File name keeps its tables in,
+// next to the main file at path: periscope.db → periscope-darkweb.db.
+func FilePath(path, name string) string {
+	ext := filepath.Ext(path)
+	if strings.ContainsAny(ext, `/\`) {
+		ext = ""
+	}
+	return strings.TrimSuffix(path, ext) + "-" + name + ext
+}
+
+// escapeURIPath escapes the characters URIs give a meaning to in a file
+// path.
+func escapeURIPath(path string) string {
+	return strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f").Replace(path)
+}
+
+func cacheMiB(o options) int {
+	if o.cacheMiB > 0 {
+		return o.cacheMiB
+	}
+	return 64
+}
 
 func (sqliteDialect) dsn(path string, o options) string {
-	cache := 64
-	if o.cacheMiB > 0 {
-		cache = o.cacheMiB
-	}
+	cache := cacheMiB(o)
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)",
 		// Statement journals and sorts in memory and a 64 MiB page cache
@@ -103,8 +172,7 @@ func (sqliteDialect) dsn(path string, o options) string {
 	// deadlock upgrading read locks; the busy timeout queues them instead.
 	q.Set("_txlock", "immediate")
 	// The path is a URI path: escape the characters URIs give a meaning to.
-	path = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f").Replace(path)
-	return "file:" + path + "?" + q.Encode()
+	return "file:" + escapeURIPath(path) + "?" + q.Encode()
 }
 
 func (sqliteDialect) configure(db *sql.DB) {
@@ -135,8 +203,10 @@ func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } /
 
 type postgres struct{}
 
-func (postgres) name() string   { return "postgres" }
-func (postgres) driver() string { return "pgx" }
+func (postgres) name() string { return "postgres" }
+func (postgres) files() bool  { return false }
+
+func (d postgres) open(dsn string, o options) (*sql.DB, error) { return sql.Open("pgx", d.dsn(dsn, o)) }
 
 // dsn turns JIT compilation off unless the URL sets it: the index-driven
 // queries here are short, and JIT's compile time (tens of milliseconds) is

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,8 +34,15 @@ var migrations embed.FS
 type Store struct {
 	db      *sql.DB
 	dialect dialect
-	stmts   sync.Map // query text → *sql.Stmt, for hot queries
-	auth    authCache
+	// path is the SQLite main file's path ("" on PostgreSQL); files
+	// names the files attached to it (the Files option).
+	path  string
+	files []string
+	// moveRows: rows MoveToFile copies a transaction (0: moveRows; tests
+	// make it small).
+	moveRows int
+	stmts    sync.Map // query text → *sql.Stmt, for hot queries
+	auth     authCache
 	// stopCheckpoints ends the SQLite checkpointer; checkpointsDone is
 	// closed when it has.
 	stopCheckpoints context.CancelFunc
@@ -52,12 +60,23 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		opt(&o)
 	}
 	d := dialectFor(dsn)
-	db, err := sql.Open(d.driver(), d.dsn(dsn, o))
+	if !d.files() {
+		o.files = nil
+	}
+	for _, f := range o.files {
+		if !validFile(f) {
+			return nil, fmt.Errorf("open %s database: file name %q: want lower-case letters, digits and _", d.name(), f)
+		}
+	}
+	db, err := d.open(dsn, o)
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", d.name(), err)
 	}
 	d.configure(db)
-	s := &Store{db: db, dialect: d, Now: time.Now}
+	s := &Store{db: db, dialect: d, files: o.files, Now: time.Now}
+	if d.files() {
+		s.path = dsn
+	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {
@@ -78,6 +97,48 @@ type Option func(*options)
 type options struct {
 	cacheMiB int
 	mmapMiB  int
+	files    []string
+}
+
+// Files attaches, on SQLite, the file of every set among sets that keeps
+// its tables in a file of its own (MigrationSet.File) to every connection,
+// creating it when missing; PostgreSQL ignores it. A store migrated with
+// such a set must be opened with it.
+func Files(sets ...MigrationSet) Option {
+	return func(o *options) {
+		for _, set := range sets {
+			if set.File != "" && !slices.Contains(o.files, set.File) {
+				o.files = append(o.files, set.File)
+			}
+		}
+	}
+}
+
+// validFile reports whether name can be a schema name in SQL as it is.
+func validFile(name string) bool {
+	if name == "" || name == "main" || name == "temp" || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// FilePaths lists the SQLite files the store keeps its data in, the main
+// file first ("-wal" and "-shm" files beside each while it is open); nil
+// on PostgreSQL. Backups copy them all, together.
+func (s *Store) FilePaths() []string {
+	if s.path == "" {
+		return nil
+	}
+	paths := []string{s.path}
+	for _, f := range s.files {
+		paths = append(paths, FilePath(s.path, f))
+	}
+	return paths
 }
 
 // PageCacheMiB sets SQLite's page cache per connection (the default is
@@ -100,7 +161,8 @@ const checkpointInterval = 200 * time.Millisecond
 // their commits (the connections' automatic checkpoint is set far out, as a
 // safety net): a large write transaction commits and returns while its
 // pages are copied on another core. PASSIVE: it never waits for readers or
-// writers.
+// writers. Without a schema name the pragma checkpoints every attached
+// file too (Files).
 func (s *Store) checkpointLoop(ctx context.Context) {
 	defer close(s.checkpointsDone)
 	t := time.NewTicker(checkpointInterval)
@@ -294,6 +356,10 @@ type Migration struct {
 	// Step, when set, runs after SQL in the same transaction: a data move
 	// SQL cannot express.
 	Step func(context.Context, *Tx) error
+	// After, when set, runs after the migration's transaction has
+	// committed, and again at every Migrate until the store is closed
+	// (see MigrationSet.After).
+	After func(context.Context, *Store) error
 }
 
 // MigrationSet is one capability's schema: files named NNNN_name.sql in the
@@ -305,6 +371,23 @@ type MigrationSet struct {
 	Name  string
 	FS    fs.FS
 	Steps map[int]func(context.Context, *Tx) error
+	// After holds work of some versions too large for one transaction,
+	// or that must commit in one file before it changes another (a
+	// transaction over attached SQLite files commits each file on its
+	// own): Migrate runs it after the version's transaction, every time,
+	// so it must be quick once done and safe to run again after an
+	// interruption.
+	After map[int]func(context.Context, *Store) error
+	// File, when set, keeps the set's tables on SQLite in a database file
+	// of their own next to the main one (FilePath), attached to every
+	// connection as the schema File (open the store with Files): the
+	// set's SQLite migrations create its tables as File.table, its
+	// queries name them unqualified (SQLite finds a table the main file
+	// lacks in the attached ones). Writes to the main file then leave the
+	// set's pages in every connection's cache: SQLite drops a
+	// connection's whole cache of a file whenever another connection has
+	// written to it. PostgreSQL ignores it.
+	File string
 }
 
 // coreMigrations is the schema of what every capability shares.
@@ -355,7 +438,7 @@ func (set MigrationSet) migrations(engine string) ([]Migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		ms = append(ms, Migration{Version: v, Name: e.Name(), SQL: string(b), Step: set.Steps[v]})
+		ms = append(ms, Migration{Version: v, Name: e.Name(), SQL: string(b), Step: set.Steps[v], After: set.After[v]})
 	}
 	return ms, nil
 }
@@ -364,6 +447,11 @@ func (set MigrationSet) migrations(engine string) ([]Migration, error) {
 // in schema_migrations, each in its own transaction, and returns the names
 // it applied.
 func (s *Store) Migrate(ctx context.Context, sets ...MigrationSet) ([]string, error) {
+	for _, set := range sets {
+		if set.File != "" && s.dialect.files() && !slices.Contains(s.files, set.File) {
+			return nil, fmt.Errorf("migrate %s: the store was opened without its file %q (store.Files)", set.Name, set.File)
+		}
+	}
 	if _, err := s.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
 		return nil, fmt.Errorf("create schema_migrations: %w", err)
@@ -397,13 +485,17 @@ func (s *Store) Migrate(ctx context.Context, sets ...MigrationSet) ([]string, er
 				m.Version, m.Name, s.Now().Unix())
 			return err
 		})
-		if errors.Is(err, errSkip) {
-			continue
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, errSkip) {
 			return applied, err
 		}
-		applied = append(applied, m.Name)
+		if err == nil {
+			applied = append(applied, m.Name)
+		}
+		if m.After != nil {
+			if err := m.After(ctx, s); err != nil {
+				return applied, fmt.Errorf("finish migration %s: %w", m.Name, err)
+			}
+		}
 	}
 	return applied, nil
 }

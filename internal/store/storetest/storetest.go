@@ -66,10 +66,11 @@ func DSN(t testing.TB, engine string) string {
 }
 
 // Unmigrated returns a store on a new, empty database of the engine, for
-// tests that write an older release's schema themselves and then migrate.
-func Unmigrated(t testing.TB, engine string) *store.Store {
+// tests that write an older release's schema themselves and then migrate
+// with sets (whose files it attaches: store.Files).
+func Unmigrated(t testing.TB, engine string, sets ...store.MigrationSet) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), DSN(t, engine))
+	s, err := store.Open(context.Background(), DSN(t, engine), store.Files(sets...))
 	if err != nil {
 		t.Fatalf("open %s store: %v", engine, err)
 	}
@@ -81,7 +82,7 @@ func Unmigrated(t testing.TB, engine string) *store.Store {
 // core schema and sets.
 func Open(t testing.TB, engine string, sets ...store.MigrationSet) *store.Store {
 	t.Helper()
-	s := Unmigrated(t, engine)
+	s := Unmigrated(t, engine, sets...)
 	if _, err := s.Migrate(context.Background(), sets...); err != nil {
 		t.Fatalf("migrate %s store: %v", engine, err)
 	}

@@ -1,0 +1,122 @@
+package darkwebstore
+
+import (
+	"context"
+	"runtime"
+	"sync"
+)
+
+// A page of many records is read in two steps: the page's record numbers
+// from the index alone, then the records by number in chunks, on every
+// core at once. A page of 1,000 records is 1,000 random reads of the
+// records table (the cost of a large answer at 10 million records), which
+// one query runs one after the other; decrypting them already runs on
+// every core (open).
+const (
+	// parallelPageMin is the page size from which a page is read in two
+	// steps; smaller pages are one query (one round trip fewer).
+	parallelPageMin = 256
+	// seqChunk is how many records one query reads: every query has
+	// exactly this many parameters (padded with a number no record has),
+	// so one prepared statement serves every chunk.
+	seqChunk = 250
+)
+
+// pageRows reads and decrypts a page of records: joined is the one-query
+// form (the page from the index joined to its records), recs the same
+// page's record numbers alone (rec, then anything else it selects); both
+// take args. Pages of up to parallelPageMin (limit) are read with joined.
+// The rows and their results come back in the same, unset, order.
+func (d *Store) pageRows(ctx context.Context, limit int, joined, recs string, args ...any) ([]row, []Result, error) {
+	if limit < parallelPageMin {
+		rows, err := d.query(ctx, joined, args...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d.scanOpen(rows, limit)
+	}
+	rows, err := d.query(ctx, recs, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var seqs []int64
+	cols, err := rows.Columns()
+	if err != nil {
+		rows.Close()
+		return nil, nil, err
+	}
+	dst := make([]any, len(cols))
+	var seq int64
+	dst[0] = &seq
+	for i := 1; i < len(dst); i++ {
+		dst[i] = new(any)
+	}
+	for rows.Next() {
+		if err := rows.Scan(dst...); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		seqs = append(seqs, seq)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return d.recordsBySeq(ctx, seqs)
+}
+
+// recordsBySeq reads and decrypts the records numbered seqs, in chunks of
+// seqChunk, as many chunks at once as there are cores, each on its own
+// connection (a chunk's rows are decrypted as they arrive: scanOpen). The
+// rows come back in no set order. SQLite takes exactly seqChunk
+// parameters a query (one prepared statement for every chunk);
+// PostgreSQL one array (a generic plan for hundreds of scalar parameters
+// can scan the whole table).
+func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, []Result, error) {
+	q := `SELECT seq, id, key_id, blob, breach, breach_date, source, date_added FROM darkweb_records WHERE seq IN (` + marks(seqChunk) + `)`
+	if d.s.Engine() != "sqlite" {
+		q = `SELECT seq, id, key_id, blob, breach, breach_date, source, date_added FROM darkweb_records WHERE seq = ANY(?::bigint[])`
+	}
+	n := (len(seqs) + seqChunk - 1) / seqChunk
+	parts := make([][]row, n)
+	results := make([][]Result, n)
+	errs := make([]error, n)
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range n {
+		chunk := seqs[i*seqChunk : min((i+1)*seqChunk, len(seqs))]
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			var args []any
+			if d.s.Engine() != "sqlite" {
+				args = []any{chunk}
+			} else {
+				args = make([]any, seqChunk)
+				for j := range args {
+					args[j] = int64(-1) // no record: seq counts from 1
+					if j < len(chunk) {
+						args[j] = chunk[j]
+					}
+				}
+			}
+			rows, err := d.query(ctx, q, args...)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			parts[i], results[i], errs[i] = d.scanOpen(rows, len(chunk))
+		})
+	}
+	wg.Wait()
+	var out []row
+	var res []Result
+	for i := range parts {
+		if errs[i] != nil {
+			return nil, nil, errs[i]
+		}
+		out = append(out, parts[i]...)
+		res = append(res, results[i]...)
+	}
+	return out, res, nil
+}
