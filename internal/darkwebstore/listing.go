@@ -160,19 +160,15 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	}
 	page := `SELECT i.rec, i.d FROM darkweb_index i WHERE` + w + group + `
 			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?`
-	got, err := d.pageRows(ctx, q.Limit, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+	got, res, err := d.pageRows(ctx, q.Limit, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
 		FROM (`+page+`) p JOIN darkweb_records r ON r.seq = p.rec`, page, append(args, q.Limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
-	newestFirst(got) // sorted here, not by the engine (see sqlSearch)
+	newestFirstBoth(got, res) // sorted here, not by the engine (see sqlSearch)
 	if len(got) == q.Limit && q.Limit > 0 {
 		last := got[len(got)-1]
 		d.keepPage(pageKey("credentials", ks, q, from, to, q.Email, q.Offset+q.Limit), pageAt{total: total, d: last.dateAdded, rec: last.seq})
-	}
-	res, err := d.open(got)
-	if err != nil {
-		return nil, 0, err
 	}
 	out := res[:0]
 	for _, r := range res {

@@ -22,27 +22,28 @@ const (
 	seqChunk = 250
 )
 
-// pageRows reads a page of records: joined is the one-query form (the page
-// from the index joined to its records), recs the same page's record
-// numbers alone (rec, then anything else it selects); both take args.
-// Pages of up to parallelPageMin (limit) are read with joined.
-func (d *Store) pageRows(ctx context.Context, limit int, joined, recs string, args ...any) ([]row, error) {
+// pageRows reads and decrypts a page of records: joined is the one-query
+// form (the page from the index joined to its records), recs the same
+// page's record numbers alone (rec, then anything else it selects); both
+// take args. Pages of up to parallelPageMin (limit) are read with joined.
+// The rows and their results come back in the same, unset, order.
+func (d *Store) pageRows(ctx context.Context, limit int, joined, recs string, args ...any) ([]row, []Result, error) {
 	if limit < parallelPageMin {
 		rows, err := d.query(ctx, joined, args...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return scanRows(rows, limit)
+		return d.scanOpen(rows, limit)
 	}
 	rows, err := d.query(ctx, recs, args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var seqs []int64
 	cols, err := rows.Columns()
 	if err != nil {
 		rows.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	dst := make([]any, len(cols))
 	var seq int64
@@ -53,24 +54,32 @@ func (d *Store) pageRows(ctx context.Context, limit int, joined, recs string, ar
 	for rows.Next() {
 		if err := rows.Scan(dst...); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		seqs = append(seqs, seq)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return d.recordsBySeq(ctx, seqs)
 }
 
-// recordsBySeq reads the records numbered seqs, in chunks of seqChunk, as
-// many chunks at once as there are cores, each on its own connection. The
-// rows come back in no set order.
-func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, error) {
+// recordsBySeq reads and decrypts the records numbered seqs, in chunks of
+// seqChunk, as many chunks at once as there are cores, each on its own
+// connection (a chunk's rows are decrypted as they arrive: scanOpen). The
+// rows come back in no set order. SQLite takes exactly seqChunk
+// parameters a query (one prepared statement for every chunk);
+// PostgreSQL one array (a generic plan for hundreds of scalar parameters
+// can scan the whole table).
+func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, []Result, error) {
 	q := `SELECT seq, id, key_id, blob, breach, breach_date, source, date_added FROM darkweb_records WHERE seq IN (` + marks(seqChunk) + `)`
+	if d.s.Engine() != "sqlite" {
+		q = `SELECT seq, id, key_id, blob, breach, breach_date, source, date_added FROM darkweb_records WHERE seq = ANY(?::bigint[])`
+	}
 	n := (len(seqs) + seqChunk - 1) / seqChunk
 	parts := make([][]row, n)
+	results := make([][]Result, n)
 	errs := make([]error, n)
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -79,11 +88,16 @@ func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, error) {
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			args := make([]any, seqChunk)
-			for j := range args {
-				args[j] = int64(-1) // no record: seq counts from 1
-				if j < len(chunk) {
-					args[j] = chunk[j]
+			var args []any
+			if d.s.Engine() != "sqlite" {
+				args = []any{chunk}
+			} else {
+				args = make([]any, seqChunk)
+				for j := range args {
+					args[j] = int64(-1) // no record: seq counts from 1
+					if j < len(chunk) {
+						args[j] = chunk[j]
+					}
 				}
 			}
 			rows, err := d.query(ctx, q, args...)
@@ -91,16 +105,18 @@ func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, error) {
 				errs[i] = err
 				return
 			}
-			parts[i], errs[i] = scanRows(rows, len(chunk))
+			parts[i], results[i], errs[i] = d.scanOpen(rows, len(chunk))
 		})
 	}
 	wg.Wait()
 	var out []row
+	var res []Result
 	for i := range parts {
 		if errs[i] != nil {
-			return nil, errs[i]
+			return nil, nil, errs[i]
 		}
 		out = append(out, parts[i]...)
+		res = append(res, results[i]...)
 	}
-	return out, nil
+	return out, res, nil
 }

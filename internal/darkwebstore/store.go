@@ -302,11 +302,11 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 			return res, d.breachDates(ctx, res)
 		}
 	}
-	got, err := d.pageRows(ctx, q.Limit, sqlSearch, sqlSearchRecs, k, q.From, to, q.Limit)
+	got, res, err := d.pageRows(ctx, q.Limit, sqlSearch, sqlSearchRecs, k, q.From, to, q.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", q.Type, err)
 	}
-	newestFirst(got)
+	newestFirstBoth(got, res)
 	d.mu.Lock()
 	if len(d.cache) >= cacheMax {
 		for k, e := range d.cache {
@@ -317,10 +317,6 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	d.cache[key] = cacheEntry{rows: got, at: now}
 	d.mu.Unlock()
-	res, err := d.open(got)
-	if err != nil {
-		return nil, err
-	}
 	res = d.verified(res, q.Type, v)
 	return res, d.breachDates(ctx, res)
 }
@@ -442,16 +438,140 @@ func (d *Store) breachDates(ctx context.Context, res []Result) error {
 func scanRows(rows *sql.Rows, size int) ([]row, error) {
 	defer rows.Close()
 	out := make([]row, 0, min(max(size, 0), 16))
+	var sc rowScanner
 	for rows.Next() {
-		var r row
-		var id []byte
-		if err := rows.Scan(&r.seq, &id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded); err != nil {
+		out = append(out, row{})
+		if err := sc.scan(rows, &out[len(out)-1]); err != nil {
 			return nil, err
 		}
-		r.id = hex.EncodeToString(id)
-		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// rowScanner reads record rows with few allocations: the blobs are copied
+// into shared chunks rather than one allocation each (twice over, through
+// database/sql), and the key id, breach, breach date and source reuse the
+// previous row's string when they are the same (a page's records mostly
+// share them).
+type rowScanner struct {
+	chunk                                    []byte
+	prev                                     row
+	id, keyID, blob, breach, breachDate, src sql.RawBytes
+}
+
+// scanChunk is the size of the chunks blobs are copied into.
+const scanChunk = 64 << 10
+
+func (s *rowScanner) scan(rows *sql.Rows, r *row) error {
+	if err := rows.Scan(&r.seq, &s.id, &s.keyID, &s.blob, &s.breach, &s.breachDate, &s.src, &r.dateAdded); err != nil {
+		return err
+	}
+	r.id = hex.EncodeToString(s.id)
+	if cap(s.chunk)-len(s.chunk) < len(s.blob) {
+		s.chunk = make([]byte, 0, max(scanChunk, len(s.blob)))
+	}
+	at := len(s.chunk)
+	s.chunk = append(s.chunk, s.blob...)
+	r.blob = s.chunk[at:len(s.chunk):len(s.chunk)]
+	r.keyID = reuse(s.prev.keyID, s.keyID)
+	r.breach = reuse(s.prev.breach, s.breach)
+	r.breachDate = reuse(s.prev.breachDate, s.breachDate)
+	r.source = reuse(s.prev.source, s.src)
+	s.prev = *r
+	return nil
+}
+
+// reuse returns prev when b holds the same text, else a new string.
+func reuse(prev string, b []byte) string {
+	if string(b) == prev {
+		return prev
+	}
+	return string(b)
+}
+
+// scanOpen reads a page of record rows and decrypts them as they arrive:
+// each run of openParallelMin rows is opened on a goroutine of its own
+// while the next rows are read (from PostgreSQL, the rows stream in while
+// the server still reads the rest; on SQLite, reading and decrypting share
+// the cores). The rows and results come back in the order read.
+func (d *Store) scanOpen(rows *sql.Rows, size int) ([]row, []Result, error) {
+	defer rows.Close()
+	size = min(max(size, 0), 1000)
+	got := make([]row, 0, size)
+	out := make([]Result, 0, size)
+	var sc rowScanner
+	var wg sync.WaitGroup
+	var errs []error
+	var mu sync.Mutex
+	opened := 0
+	flush := func() {
+		lo, hi := opened, len(got)
+		if lo == hi {
+			return
+		}
+		opened = hi
+		rs, res := got[lo:hi], out[lo:hi]
+		wg.Go(func() {
+			if err := d.openRange(rs, res); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	for rows.Next() {
+		if len(got) == cap(got) {
+			// A larger page than expected: the runs handed out keep the
+			// arrays they were given.
+			wg.Wait()
+			got = slices.Grow(got, len(got))
+			out = slices.Grow(out, len(out))
+		}
+		got = append(got, row{})
+		out = append(out, Result{})
+		if err := sc.scan(rows, &got[len(got)-1]); err != nil {
+			wg.Wait()
+			return nil, nil, err
+		}
+		if len(got)-opened == openParallelMin {
+			flush()
+		}
+	}
+	err := rows.Err()
+	flush()
+	wg.Wait()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs[0]
+	}
+	return got, out, nil
+}
+
+// newestFirstBoth orders rows and their results as newestFirst orders
+// rows (they are usually in that order already: the index's).
+func newestFirstBoth(rows []row, res []Result) {
+	less := func(a, b *row) int {
+		if c := cmp.Compare(b.dateAdded, a.dateAdded); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.seq, a.seq)
+	}
+	if slices.IsSortedFunc(rows, func(a, b row) int { return less(&a, &b) }) {
+		return
+	}
+	perm := make([]int, len(rows))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(a, b int) int { return less(&rows[a], &rows[b]) })
+	r2, s2 := make([]row, len(rows)), make([]Result, len(res))
+	for i, p := range perm {
+		r2[i], s2[i] = rows[p], res[p]
+	}
+	copy(rows, r2)
+	copy(res, s2)
 }
 
 // openParallelMin is the number of rows from which open decrypts on every

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
@@ -401,8 +402,9 @@ func TestLargeSearchPages(t *testing.T) {
 			ctx := context.Background()
 			n := d.Normalizer()
 			day := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-			// Three loads a day apart: ties within a load, order across.
-			for load := range 3 {
+			// Five loads a day apart: ties within a load, order across;
+			// more records than the 1,000 a page is read ahead for.
+			for load := range 5 {
 				now := day.Add(time.Duration(load) * 24 * time.Hour)
 				s.Now = func() time.Time { return now }
 				var recs []breach.Record
@@ -425,14 +427,20 @@ func TestLargeSearchPages(t *testing.T) {
 				}
 				return res
 			}
-			all := search(1000)
-			if len(all) != 750 {
-				t.Fatalf("%d records, want 750", len(all))
+			all := search(2000)
+			if len(all) != 1250 {
+				t.Fatalf("%d records, want 1250", len(all))
 			}
-			if !strings.HasPrefix(all[0].Record.Email, "user2.") || !strings.HasPrefix(all[749].Record.Email, "user0.") {
-				t.Fatalf("not newest first: %s … %s", all[0].Record.Email, all[749].Record.Email)
+			if !strings.HasPrefix(all[0].Record.Email, "user4.") || !strings.HasPrefix(all[1249].Record.Email, "user0.") {
+				t.Fatalf("not newest first: %s … %s", all[0].Record.Email, all[1249].Record.Email)
 			}
-			for _, limit := range []int{1, 100, 255, 256, 600} {
+			for i, r := range all {
+				// Each result is its own record (decrypted beside the read).
+				if "pw-"+strings.Replace(strings.TrimSuffix(strings.TrimPrefix(r.Record.Email, "user"), "@large.example.com"), ".", "-", 1) != r.Record.Password {
+					t.Fatalf("record %d: %s with %s", i, r.Record.Email, r.Record.Password)
+				}
+			}
+			for _, limit := range []int{1, 100, 255, 256, 600, 1000, 1001, 1200} {
 				page := search(limit)
 				if len(page) != limit {
 					t.Fatalf("limit %d: %d records", limit, len(page))
@@ -444,5 +452,26 @@ func TestLargeSearchPages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNewestFirstBoth checks that rows read out of order are ordered newest
+// first (date descending, then seq descending) with their results.
+func TestNewestFirstBoth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	rows := make([]row, 500)
+	res := make([]Result, len(rows))
+	for i := range rows {
+		rows[i] = row{seq: int64(i), dateAdded: int64(rng.IntN(20)), id: fmt.Sprint(i)}
+		res[i] = Result{ID: rows[i].id, DateAdded: rows[i].dateAdded}
+	}
+	newestFirstBoth(rows, res)
+	for i := range rows {
+		if res[i].ID != rows[i].id {
+			t.Fatalf("row %d: result %s, row %s", i, res[i].ID, rows[i].id)
+		}
+		if i > 0 && (rows[i].dateAdded > rows[i-1].dateAdded || rows[i].dateAdded == rows[i-1].dateAdded && rows[i].seq > rows[i-1].seq) {
+			t.Fatalf("rows %d and %d out of order: %+v %+v", i-1, i, rows[i-1], rows[i])
+		}
 	}
 }
