@@ -419,7 +419,7 @@ func (l *Loader) insertBatch(ctx context.Context, tx *sql.Tx, base, now int64, k
 		args = args[:0]
 		if l.mem != nil && sameMeta(chunk) {
 			// SQLite: the columns a chunk's records share are bound once
-			// (numbered parameters), three a record instead of eight.
+			// (the first five parameters), three a record instead of eight.
 			p := chunk[0]
 			args = append(args, keyID, p.breach, p.breachDate, p.source, now)
 			for i, p := range chunk {
@@ -545,23 +545,21 @@ func sameMeta(chunk []sealed) bool {
 }
 
 // execShared inserts n records whose key id, breach, breach date, source
-// and date added are bound once, as ?1 to ?5 (SQLite's numbered
-// parameters), followed by each record's seq, id and blob.
+// and date added are bound once, as the statement's first five
+// parameters, followed by each record's seq, id and blob. Every parameter
+// is an anonymous ?: the driver looks up the name of each parameter it
+// binds, and SQLite finds the name of a numbered one (?NNN) by a linear
+// search of the statement's numbered parameters, which made binding 605
+// numbered parameters quadratic (VListNumToName: 7 % of an ingest's CPU).
 func (l *Loader) execShared(ctx context.Context, tx *sql.Tx, stmts map[string]*sql.Stmt, n int, args []any) error {
 	key := fmt.Sprintf("records-shared/%d", n)
 	st, ok := stmts[key]
 	if !ok {
-		var b strings.Builder
-		b.WriteString("INSERT INTO " + recordColumns)
-		for i := range n {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			p := 6 + 3*i
-			fmt.Fprintf(&b, "(?%d,?%d,?1,?%d,?2,?3,?4,?5)", p, p+1, p+2)
-		}
+		q := `INSERT INTO darkweb_records (seq, id, key_id, blob, breach, breach_date, source, date_added)
+			SELECT column1, column2, ?, column3, ?, ?, ?, ? FROM (VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?,?,?),", n), ",") + `)`
 		var err error
-		if st, err = tx.PrepareContext(ctx, b.String()); err != nil {
+		if st, err = tx.PrepareContext(ctx, q); err != nil {
 			return fmt.Errorf("prepare records insert: %w", err)
 		}
 		stmts[key] = st
