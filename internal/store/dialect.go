@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -57,8 +58,11 @@ type Dialect interface {
 	CopyFrom(ctx context.Context, c *sql.Conn, table string, cols []string, rows [][]any) (bool, error)
 
 	name() string
-	driver() string
-	dsn(string, options) string
+	// open returns the handle of the database dsn names.
+	open(dsn string, o options) (*sql.DB, error)
+	// feeds reports whether the engine reads Feed's virtual tables
+	// (SQLite).
+	feeds() bool
 	configure(*sql.DB)
 	rebind(string) string
 	lockMigrations(context.Context, *Tx) error
@@ -78,8 +82,29 @@ func dialectFor(dsn string) dialect {
 
 type sqliteDialect struct{}
 
-func (sqliteDialect) name() string   { return "sqlite" }
-func (sqliteDialect) driver() string { return "sqlite" }
+func (sqliteDialect) name() string { return "sqlite" }
+func (sqliteDialect) feeds() bool  { return true }
+
+// open opens the SQLite file at path through a driver of the store's own,
+// with the module of Feed's virtual tables registered on it (a module
+// registered on the package's shared driver would be shared by every
+// store of the process).
+func (d sqliteDialect) open(path string, o options) (*sql.DB, error) {
+	drv := &sqlite.Driver{}
+	if err := drv.RegisterModule(feedModuleName, o.feeds); err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(sqliteConnector{drv: drv, dsn: d.dsn(path, o)}), nil
+}
+
+// sqliteConnector opens connections through the store's own driver.
+type sqliteConnector struct {
+	drv *sqlite.Driver
+	dsn string
+}
+
+func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c sqliteConnector) Driver() driver.Driver                        { return c.drv }
 
 func (sqliteDialect) dsn(path string, o options) string {
 	cache := 64
@@ -135,8 +160,10 @@ func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } /
 
 type postgres struct{}
 
-func (postgres) name() string   { return "postgres" }
-func (postgres) driver() string { return "pgx" }
+func (postgres) name() string { return "postgres" }
+func (postgres) feeds() bool  { return false }
+
+func (d postgres) open(dsn string, o options) (*sql.DB, error) { return sql.Open("pgx", d.dsn(dsn, o)) }
 
 // dsn turns JIT compilation off unless the URL sets it: the index-driven
 // queries here are short, and JIT's compile time (tens of milliseconds) is

@@ -35,6 +35,8 @@ type Store struct {
 	dialect dialect
 	stmts   sync.Map // query text → *sql.Stmt, for hot queries
 	auth    authCache
+	// feeds is the module of Feed's virtual tables (nil on PostgreSQL).
+	feeds *feedModule
 	// stopCheckpoints ends the SQLite checkpointer; checkpointsDone is
 	// closed when it has.
 	stopCheckpoints context.CancelFunc
@@ -52,12 +54,16 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		opt(&o)
 	}
 	d := dialectFor(dsn)
-	db, err := sql.Open(d.driver(), d.dsn(dsn, o))
+	o.feeds = &feedModule{}
+	db, err := d.open(dsn, o)
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", d.name(), err)
 	}
 	d.configure(db)
 	s := &Store{db: db, dialect: d, Now: time.Now}
+	if d.feeds() {
+		s.feeds = o.feeds
+	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {
@@ -78,6 +84,8 @@ type Option func(*options)
 type options struct {
 	cacheMiB int
 	mmapMiB  int
+	// feeds is the module Open registers for Feed (set by Open itself).
+	feeds *feedModule
 }
 
 // PageCacheMiB sets SQLite's page cache per connection (the default is
