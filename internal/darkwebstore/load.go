@@ -280,7 +280,7 @@ func (l *Loader) Close() error {
 func (l *Loader) release() error {
 	if l.mem != nil {
 		l.mem.reset()
-		l.mem.cur, l.mem.spare, l.mem.ids = nil, nil, nil
+		l.mem.cur, l.mem.spare, l.mem.ids, l.mem.sortTmp = nil, nil, nil, nil
 	}
 	return l.conn.Close()
 }
@@ -938,6 +938,8 @@ type memIndex struct {
 	cur     []indexRow
 	spare   []indexRow
 	runs    []*run
+	// sortTmp is sortRun's scratch, for one run at a time.
+	sortTmp []indexRow
 	// spilling is the run being sorted and written in the background.
 	spilling chan error
 	// ranges are the seqs of the records held, ascending; records their
@@ -1042,7 +1044,7 @@ func (m *memIndex) spill() error {
 	m.runs = append(m.runs, f)
 	m.spilling = make(chan error, 1)
 	go func(full []indexRow) {
-		slices.SortFunc(full, compareRows)
+		sortRun(full, &m.sortTmp)
 		m.spilling <- f.write(full)
 	}(m.cur)
 	m.cur, m.spare = m.spare[:0], m.cur
@@ -1067,7 +1069,7 @@ func (m *memIndex) finish() error {
 	if err := m.waitSpill(); err != nil {
 		return err
 	}
-	slices.SortFunc(m.cur, compareRows)
+	sortRun(m.cur, &m.sortTmp)
 	return nil
 }
 
@@ -1222,6 +1224,58 @@ func mergeIDs(runs [][]idRow) func() (idRow, bool) {
 
 // indexRow is one darkweb_index row (x 0: NULL).
 type indexRow struct{ k, d, rec, x int64 }
+
+// sortRun sorts a run of index rows (compareRows), using tmp (grown as
+// needed and kept for the next run) as scratch. The rows of a run are
+// appended in seq order, batch after batch, each batch with its date: in
+// a run whose seqs and dates never decrease, the rows of a key are in
+// (date, seq) order already, and a stable sort by key alone, a radix
+// sort, orders the run. It took a third of the time of a comparison sort
+// (which took 27 s of CPU for the 26 runs of a 10M load). A run whose
+// dates go back (another load's staged records, a clock set back) is
+// sorted by comparisons.
+func sortRun(rows []indexRow, tmp *[]indexRow) {
+	if len(rows) < 2 {
+		return
+	}
+	for i := 1; i < len(rows); i++ {
+		if rows[i].rec < rows[i-1].rec || rows[i].d < rows[i-1].d {
+			slices.SortFunc(rows, compareRows)
+			return
+		}
+	}
+	if cap(*tmp) < len(rows) {
+		*tmp = make([]indexRow, len(rows))
+	}
+	src, dst := rows, (*tmp)[:len(rows)]
+	// Eight passes of a byte each, least significant first, over the key
+	// with its sign bit flipped (so that negative keys come first); a
+	// pass whose byte is the same in every row is skipped.
+	var count [256]int
+	for shift := 0; shift < 64; shift += 8 {
+		clear(count[:])
+		for i := range src {
+			count[byte((uint64(src[i].k)^1<<63)>>shift)]++
+		}
+		if count[byte((uint64(src[0].k)^1<<63)>>shift)] == len(src) {
+			continue
+		}
+		pos := 0
+		for b, n := range count {
+			count[b] = pos
+			pos += n
+		}
+		for i := range src {
+			b := byte((uint64(src[i].k) ^ 1<<63) >> shift)
+			dst[count[b]] = src[i]
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &rows[0] {
+		copy(rows, src)
+	}
+}
 
 func compareRows(a, b indexRow) int {
 	if c := cmp.Compare(a.k, b.k); c != 0 {
@@ -1421,7 +1475,7 @@ func readStaged(ctx context.Context, tx *sql.Tx, runRows int) ([]*run, []indexRo
 	}
 	defer waitSpill()
 	all := make([]indexRow, 0, 1024)
-	var spare []indexRow
+	var spare, sortTmp []indexRow
 	lo18, hi18 := codeLo(codeDomainEmail), codeLo(codeDomainEmail+1)
 	for rows.Next() {
 		var seq, d int64
@@ -1455,7 +1509,7 @@ func readStaged(ctx context.Context, tx *sql.Tx, runRows int) ([]*run, []indexRo
 			runs = append(runs, f)
 			spilling = make(chan error, 1)
 			go func(full []indexRow) {
-				slices.SortFunc(full, compareRows)
+				sortRun(full, &sortTmp)
 				spilling <- f.write(full)
 			}(all)
 			all, spare = spare[:0], all
@@ -1464,8 +1518,11 @@ func readStaged(ctx context.Context, tx *sql.Tx, runRows int) ([]*run, []indexRo
 	if err := rows.Err(); err != nil {
 		return runs, nil, fmt.Errorf("index build: read stage: %w", err)
 	}
-	slices.SortFunc(all, compareRows)
-	return runs, all, waitSpill()
+	if err := waitSpill(); err != nil {
+		return runs, nil, err
+	}
+	sortRun(all, &sortTmp)
+	return runs, all, nil
 }
 
 // listCount is a listing total to add to darkweb_counts.
