@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -383,7 +382,6 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 		return fmt.Errorf("ingest %s: %w", kind, err)
 	}
 	defer load.Close()
-	load.SetBuildCacheMiB(buildCacheMiB())
 	r := &darkwebRun{dw: dw, load: load, norm: dw.Normalizer(), prog: newProgress(e.stderr)}
 	refused := false
 	firstErr := eachSource(ctx, e.stderr, pos, func(src string) error {
@@ -550,27 +548,4 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-// buildCacheMiB is the SQLite page cache of an ingest's index build: a
-// quarter of the memory available, up to 4 GiB (the build of ten million
-// records writes about 3 GB; the cache grows only as far as a build
-// needs), and no less than the ingest's own cache.
-func buildCacheMiB() int {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return ingestCacheMiB
-	}
-	for line := range strings.Lines(string(b)) {
-		rest, ok := strings.CutPrefix(line, "MemAvailable:")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil {
-			return ingestCacheMiB
-		}
-		return int(min(4096, max(ingestCacheMiB, kb/1024/4)))
-	}
-	return ingestCacheMiB
 }

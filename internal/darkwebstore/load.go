@@ -202,8 +202,6 @@ type Loader struct {
 	// index or passes over an existing one once.
 	buildEvery int
 	staged     int
-	// buildCacheMiB is the page cache of a build (0: the connection's).
-	buildCacheMiB int
 	// dups counts duplicates found by builds Add ran, not yet reported.
 	dups int
 	// mem holds the index rows of the records this loader staged, on
@@ -252,15 +250,6 @@ func (l *Loader) wait() error {
 	l.writing = false
 	return <-l.written
 }
-
-// SetBuildCacheMiB sets the page cache of the loader's connection while
-// it builds (0, the default: the connection's own). SQLite writes a build
-// larger than its cache to the write-ahead log as it goes and, from the
-// first such page on, searches the log's index before it writes each
-// page: at ten million records (a build of about 3 GB) the search and the
-// extra writes took a fifth of the build with a cache of 256 MiB. The
-// cache only grows as far as the build needs.
-func (l *Loader) SetBuildCacheMiB(n int) { l.buildCacheMiB = n }
 
 // SetBuildEvery sets how many staged records trigger a build inside Add
 // (0, the default: only Flush and Close build; records become searchable
@@ -496,15 +485,6 @@ func (l *Loader) Flush(ctx context.Context) (int, error) {
 	}
 	start := time.Now()
 	defer func() { l.busy += time.Since(start) }()
-	if l.buildCacheMiB > 0 {
-		restore, err := l.d.s.Dialect().PageCache(ctx, l.conn, l.buildCacheMiB)
-		if err != nil {
-			return 0, err
-		}
-		// Best effort: a connection left with the larger cache only
-		// keeps more pages.
-		defer restore()
-	}
 	tx, err := l.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("begin transaction: %w", err)

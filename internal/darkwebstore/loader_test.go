@@ -411,55 +411,6 @@ func TestSharedColumnsStored(t *testing.T) {
 	}
 }
 
-// A build with a cache of its own leaves the loader's connection with the
-// cache it had, and indexes what it builds.
-func TestBuildCacheRestored(t *testing.T) {
-	for _, engine := range storetest.Engines() {
-		t.Run(engine, func(t *testing.T) {
-			ctx := context.Background()
-			d, _, _ := open(t, engine)
-			g := breachgen.New(41, "example.com")
-			norm := d.Normalizer()
-			recs := make([]breach.Record, 300)
-			for i := range recs {
-				recs[i] = g.Record()
-				if err := norm.Clean(&recs[i]); err != nil {
-					t.Fatal(err)
-				}
-			}
-			l, err := d.Loader(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			cache := func() int64 {
-				var n int64
-				if engine == "sqlite" {
-					if err := l.conn.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&n); err != nil {
-						t.Fatal(err)
-					}
-				}
-				return n
-			}
-			was := cache()
-			l.SetBuildCacheMiB(3)
-			if _, err := l.Add(ctx, recs); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := l.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if got := cache(); got != was {
-				t.Fatalf("cache_size after the build %d, want %d", got, was)
-			}
-			got, err := d.Search(ctx, Query{Type: breach.Email, Value: recs[299].Email, Limit: 10, NoCache: true})
-			if err != nil || len(got) != 1 {
-				t.Fatalf("%d results, %v", len(got), err)
-			}
-		})
-	}
-}
-
 // sortRun orders runs as compareRows does: runs appended in seq order with
 // dates that never go back (radix sorted by key), runs whose dates go back
 // (sorted by comparisons), keys of either sign, many rows of one key.

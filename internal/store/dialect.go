@@ -56,13 +56,6 @@ type Dialect interface {
 	// caller inserts). COPY sends the rows as one binary stream: no
 	// statement to parse, plan or execute a batch.
 	CopyFrom(ctx context.Context, c *sql.Conn, table string, cols []string, rows [][]any) (bool, error)
-	// PageCache sets the page cache of c (every file attached to it) to
-	// mib MiB until restore is called (SQLite; a no-op on PostgreSQL, whose
-	// cache is the server's). A transaction that writes more pages than
-	// its connection caches spills them to the write-ahead log as it goes,
-	// and from its first spill on, SQLite searches the log's index for
-	// every page it writes.
-	PageCache(ctx context.Context, c *sql.Conn, mib int) (restore func() error, err error)
 
 	name() string
 	// open returns the handle of the database dsn names.
@@ -163,53 +156,6 @@ func (sqliteDialect) CopyFrom(context.Context, *sql.Conn, string, []string, [][]
 	return false, nil
 }
 
-func (sqliteDialect) PageCache(ctx context.Context, c *sql.Conn, mib int) (func() error, error) {
-	rows, err := c.QueryContext(ctx, `SELECT name FROM pragma_database_list WHERE name <> 'temp'`)
-	if err != nil {
-		return nil, fmt.Errorf("page cache: %w", err)
-	}
-	var schemas []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("page cache: %w", err)
-		}
-		schemas = append(schemas, name)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("page cache: %w", err)
-	}
-	quote := func(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
-	was := make([]int64, len(schemas))
-	for i, name := range schemas {
-		if err := c.QueryRowContext(ctx, `PRAGMA `+quote(name)+`.cache_size`).Scan(&was[i]); err != nil {
-			return nil, fmt.Errorf("page cache: %w", err)
-		}
-	}
-	set := func(ctx context.Context, i int, size int64) error {
-		_, err := c.ExecContext(ctx, `PRAGMA `+quote(schemas[i])+`.cache_size = `+strconv.FormatInt(size, 10))
-		return err
-	}
-	restore := func() error {
-		var errs []error
-		for i := range schemas {
-			errs = append(errs, set(context.WithoutCancel(ctx), i, was[i]))
-		}
-		if err := errors.Join(errs...); err != nil {
-			return fmt.Errorf("page cache: %w", err)
-		}
-		return nil
-	}
-	for i := range schemas {
-		if err := set(ctx, i, -1024*int64(mib)); err != nil {
-			return nil, errors.Join(fmt.Errorf("page cache: %w", err), restore())
-		}
-	}
-	return restore, nil
-}
-
 func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } // BEGIN IMMEDIATE already serialises
 
 type postgres struct{}
@@ -271,10 +217,6 @@ func (d postgres) Rebind(q string) string { return d.rebind(q) }
 func (postgres) SingleProcess() bool      { return false }
 func (postgres) SkipLocked() string       { return " FOR UPDATE SKIP LOCKED" }
 func (postgres) checkpoints() bool        { return false }
-
-func (postgres) PageCache(context.Context, *sql.Conn, int) (func() error, error) {
-	return func() error { return nil }, nil
-}
 
 func (postgres) TakeTurns(ctx context.Context, tx *Tx, key int64) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(?)`, key); err != nil {
