@@ -1357,6 +1357,11 @@ type rowFeed struct {
 	free    chan []indexRow
 	cur     []indexRow
 	i       int
+	// d and boxedD: the last date returned, and it as an interface
+	// value (a load's rows share a few dates: boxing each row's was an
+	// allocation a row).
+	d      int64
+	boxedD any
 }
 
 func (f *rowFeed) Next() bool {
@@ -1384,7 +1389,10 @@ func (f *rowFeed) Column(i int) any {
 	case 0:
 		return r.k
 	case 1:
-		return r.d
+		if f.boxedD == nil || r.d != f.d {
+			f.d, f.boxedD = r.d, r.d
+		}
+		return f.boxedD
 	case 2:
 		return r.rec
 	}
