@@ -1268,7 +1268,8 @@ func compareRows(a, b indexRow) int {
 }
 
 // buildRunRows is how many index rows a build sorts in memory at once (32
-// bytes each: 128 MiB, two such runs at most in memory). A build of more
+// bytes each: 128 MiB, two such runs at most in memory, and a third as the
+// radix sort's scratch, see sortRun). A build of more
 // staged rows sorts them run by run, spills each sorted run to an
 // unlinked temporary file and merges the runs as it inserts, so a build's
 // memory stays bounded whatever a load's size.
