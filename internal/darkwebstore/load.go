@@ -269,7 +269,7 @@ func (l *Loader) Close() error {
 func (l *Loader) release() error {
 	if l.mem != nil {
 		l.mem.reset()
-		l.mem.cur, l.mem.spare, l.mem.ids = nil, nil, nil
+		l.mem.cur, l.mem.spare, l.mem.ids, l.mem.sortTmp = nil, nil, nil, nil
 	}
 	return l.conn.Close()
 }
@@ -419,7 +419,7 @@ func (l *Loader) insertBatch(ctx context.Context, tx *sql.Tx, base, now int64, k
 		args = args[:0]
 		if l.mem != nil && sameMeta(chunk) {
 			// SQLite: the columns a chunk's records share are bound once
-			// (numbered parameters), three a record instead of eight.
+			// (the first five parameters), three a record instead of eight.
 			p := chunk[0]
 			args = append(args, keyID, p.breach, p.breachDate, p.source, now)
 			for i, p := range chunk {
@@ -545,23 +545,21 @@ func sameMeta(chunk []sealed) bool {
 }
 
 // execShared inserts n records whose key id, breach, breach date, source
-// and date added are bound once, as ?1 to ?5 (SQLite's numbered
-// parameters), followed by each record's seq, id and blob.
+// and date added are bound once, as the statement's first five
+// parameters, followed by each record's seq, id and blob. Every parameter
+// is an anonymous ?: the driver looks up the name of each parameter it
+// binds, and SQLite finds the name of a numbered one (?NNN) by a linear
+// search of the statement's numbered parameters, which made binding 605
+// numbered parameters quadratic (VListNumToName: 7 % of an ingest's CPU).
 func (l *Loader) execShared(ctx context.Context, tx *sql.Tx, stmts map[string]*sql.Stmt, n int, args []any) error {
 	key := fmt.Sprintf("records-shared/%d", n)
 	st, ok := stmts[key]
 	if !ok {
-		var b strings.Builder
-		b.WriteString("INSERT INTO " + recordColumns)
-		for i := range n {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			p := 6 + 3*i
-			fmt.Fprintf(&b, "(?%d,?%d,?1,?%d,?2,?3,?4,?5)", p, p+1, p+2)
-		}
+		q := `INSERT INTO darkweb_records (seq, id, key_id, blob, breach, breach_date, source, date_added)
+			SELECT column1, column2, ?, column3, ?, ?, ?, ? FROM (VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?,?,?),", n), ",") + `)`
 		var err error
-		if st, err = tx.PrepareContext(ctx, b.String()); err != nil {
+		if st, err = tx.PrepareContext(ctx, q); err != nil {
 			return fmt.Errorf("prepare records insert: %w", err)
 		}
 		stmts[key] = st
@@ -643,7 +641,7 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 				mem = nil
 			}
 		}
-		fresh, err = insertIDs(ctx, tx, mem, staged)
+		fresh, err = d.insertIDs(ctx, tx, mem, staged)
 	}
 	if err != nil {
 		return 0, err
@@ -683,7 +681,7 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 		if err != nil {
 			return 0, err
 		}
-		counts, err := insertSorted(ctx, tx, cmp.Or(d.runRows, buildRunRows), known, mem, &skip, readStage)
+		counts, err := d.insertSorted(ctx, tx, cmp.Or(d.runRows, buildRunRows), known, mem, &skip, readStage)
 		if err != nil {
 			return 0, err
 		}
@@ -920,6 +918,8 @@ type memIndex struct {
 	cur     []indexRow
 	spare   []indexRow
 	runs    []*run
+	// sortTmp is sortRun's scratch, for one run at a time.
+	sortTmp []indexRow
 	// spilling is the run being sorted and written in the background.
 	spilling chan error
 	// ranges are the seqs of the records held, ascending; records their
@@ -1024,7 +1024,7 @@ func (m *memIndex) spill() error {
 	m.runs = append(m.runs, f)
 	m.spilling = make(chan error, 1)
 	go func(full []indexRow) {
-		slices.SortFunc(full, compareRows)
+		sortRun(full, &m.sortTmp)
 		m.spilling <- f.write(full)
 	}(m.cur)
 	m.cur, m.spare = m.spare[:0], m.cur
@@ -1049,7 +1049,7 @@ func (m *memIndex) finish() error {
 	if err := m.waitSpill(); err != nil {
 		return err
 	}
-	slices.SortFunc(m.cur, compareRows)
+	sortRun(m.cur, &m.sortTmp)
 	return nil
 }
 
@@ -1077,7 +1077,7 @@ func (d *Store) dropCache() {
 // one of them staged; nil: none) come from memory, sorted batch by batch
 // and merged here; those of other staged records (staged records in all)
 // are read and sorted. It returns how many were new.
-func insertIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged int64) (int64, error) {
+func (d *Store) insertIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged int64) (int64, error) {
 	var runs [][]idRow
 	if mem != nil {
 		start := 0
@@ -1119,50 +1119,43 @@ func insertIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged int64) (in
 		slices.SortFunc(ids, compareIDs)
 		runs = append(runs, ids)
 	}
-	next := mergeIDs(runs)
-	var fresh int64
-	stmts := map[int]*sql.Stmt{}
-	defer func() {
-		for _, st := range stmts {
-			st.Close()
-		}
-	}()
-	args := make([]any, 0, 2*indexPerInsert)
-	for done := false; !done; {
-		args = args[:0]
-		for len(args) < 2*indexPerInsert {
-			r, ok := next()
-			if !ok {
-				done = true
-				break
-			}
-			args = append(args, r.id[:], r.seq)
-		}
-		n := len(args) / 2
-		if n == 0 {
-			break
-		}
-		st, ok := stmts[n]
-		if !ok {
-			var err error
-			st, err = tx.PrepareContext(ctx, `INSERT OR IGNORE INTO darkweb_ids (id, seq) VALUES `+strings.TrimSuffix(strings.Repeat("(?,?),", n), ","))
-			if err != nil {
-				return 0, fmt.Errorf("index build (identities): %w", err)
-			}
-			stmts[n] = st
-		}
-		res, err := st.ExecContext(ctx, args...)
-		if err != nil {
-			return 0, fmt.Errorf("index build (identities): %w", err)
-		}
-		c, err := res.RowsAffected()
-		if err != nil {
-			return 0, fmt.Errorf("index build (identities): %w", err)
-		}
-		fresh += c
+	// One statement over a row feed (see insertSorted).
+	feed := &idFeed{next: mergeIDs(runs)}
+	name, done, err := d.s.Feed(ctx, tx, []string{"id", "seq"}, feed)
+	if err != nil {
+		return 0, fmt.Errorf("index build (identities): %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO darkweb_ids (id, seq) SELECT id, seq FROM `+name)
+	if err = errors.Join(err, done()); err != nil {
+		return 0, fmt.Errorf("index build (identities): %w", err)
+	}
+	fresh, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("index build (identities): %w", err)
 	}
 	return fresh, nil
 }
+
+// idFeed is merged identities as a store.Rows.
+type idFeed struct {
+	next func() (idRow, bool)
+	cur  idRow
+}
+
+func (f *idFeed) Next() bool {
+	var ok bool
+	f.cur, ok = f.next()
+	return ok
+}
+
+func (f *idFeed) Column(i int) any {
+	if i == 0 {
+		return f.cur.id[:]
+	}
+	return f.cur.seq
+}
+
+func (f *idFeed) Err() error { return nil }
 
 // mergeIDs yields the rows of sorted runs in order (a binary min-heap of
 // the runs' heads).
@@ -1212,6 +1205,58 @@ func mergeIDs(runs [][]idRow) func() (idRow, bool) {
 // indexRow is one darkweb_index row (x 0: NULL).
 type indexRow struct{ k, d, rec, x int64 }
 
+// sortRun sorts a run of index rows (compareRows), using tmp (grown as
+// needed and kept for the next run) as scratch. The rows of a run are
+// appended in seq order, batch after batch, each batch with its date: in
+// a run whose seqs and dates never decrease, the rows of a key are in
+// (date, seq) order already, and a stable sort by key alone, a radix
+// sort, orders the run. It took a third of the time of a comparison sort
+// (which took 27 s of CPU for the 26 runs of a 10M load). A run whose
+// dates go back (another load's staged records, a clock set back) is
+// sorted by comparisons.
+func sortRun(rows []indexRow, tmp *[]indexRow) {
+	if len(rows) < 2 {
+		return
+	}
+	for i := 1; i < len(rows); i++ {
+		if rows[i].rec < rows[i-1].rec || rows[i].d < rows[i-1].d {
+			slices.SortFunc(rows, compareRows)
+			return
+		}
+	}
+	if cap(*tmp) < len(rows) {
+		*tmp = make([]indexRow, len(rows))
+	}
+	src, dst := rows, (*tmp)[:len(rows)]
+	// Eight passes of a byte each, least significant first, over the key
+	// with its sign bit flipped (so that negative keys come first); a
+	// pass whose byte is the same in every row is skipped.
+	var count [256]int
+	for shift := 0; shift < 64; shift += 8 {
+		clear(count[:])
+		for i := range src {
+			count[byte((uint64(src[i].k)^1<<63)>>shift)]++
+		}
+		if count[byte((uint64(src[0].k)^1<<63)>>shift)] == len(src) {
+			continue
+		}
+		pos := 0
+		for b, n := range count {
+			count[b] = pos
+			pos += n
+		}
+		for i := range src {
+			b := byte((uint64(src[i].k) ^ 1<<63) >> shift)
+			dst[count[b]] = src[i]
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &rows[0] {
+		copy(rows, src)
+	}
+}
+
 func compareRows(a, b indexRow) int {
 	if c := cmp.Compare(a.k, b.k); c != 0 {
 		return c
@@ -1222,11 +1267,9 @@ func compareRows(a, b indexRow) int {
 	return cmp.Compare(a.rec, b.rec)
 }
 
-// indexPerInsert is how many index rows one SQLite statement inserts.
-const indexPerInsert = 500
-
 // buildRunRows is how many index rows a build sorts in memory at once (32
-// bytes each: 128 MiB, two such runs at most in memory). A build of more
+// bytes each: 128 MiB, two such runs at most in memory, and a third as the
+// radix sort's scratch, see sortRun). A build of more
 // staged rows sorts them run by run, spills each sorted run to an
 // unlinked temporary file and merges the runs as it inserts, so a build's
 // memory stays bounded whatever a load's size.
@@ -1241,7 +1284,7 @@ const buildRunRows = 4 << 20
 // in seq order in runs of runRows rows, each sorted (and spilled) in the
 // background while the next is read. The runs are merged as the rows are
 // inserted; rows of records in skip (duplicates) are left out.
-func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]bool, mem *memIndex, skip *seqSet, readStage bool) ([]listCount, error) {
+func (d *Store) insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]bool, mem *memIndex, skip *seqSet, readStage bool) ([]listCount, error) {
 	var runs []*run
 	defer func() {
 		for _, r := range runs {
@@ -1270,36 +1313,31 @@ func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]
 	if err != nil {
 		return nil, err
 	}
-	// The merge (and the boxing of each value for database/sql) runs on a
-	// goroutine of its own, a statement's rows at a time, while this one
-	// inserts: the insert is the single writer's work, the rest need not
-	// wait for it.
+	// The merge runs on a goroutine of its own, a batch of rows at a time,
+	// while SQLite inserts them from a row feed in one statement: the
+	// insert is the single writer's work, the rest need not wait for it.
+	// Through multi-row statements, database/sql's conversion and the
+	// driver's binding of each of the 320 million values of a
+	// 10-million-record load took a third of the insert's time.
 	tally := listTally{known: known}
-	batches := make(chan insertBatch, 4)
+	feed := &rowFeed{batches: make(chan []indexRow, 4), free: make(chan []indexRow, 6)}
 	stop := make(chan struct{})
 	go func() {
-		defer close(batches)
-		mergeBatches(m, skip, &tally, batches, stop)
+		defer close(feed.batches)
+		mergeRows(m, skip, &tally, feed, stop)
 	}()
 	defer func() {
 		close(stop)
-		for range batches {
+		for range feed.batches {
 		}
 	}()
-	// Most rows have no x (only code-18 rows do): they go through a
-	// statement of three parameters a row instead of four with a NULL.
-	plain := rowInserter{tx: tx, cols: 3, q: `INSERT OR IGNORE INTO darkweb_index (k, d, rec) VALUES `}
-	withX := rowInserter{tx: tx, cols: 4, q: `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) VALUES `}
-	defer plain.close()
-	defer withX.close()
-	for b := range batches {
-		w := &plain
-		if b.x {
-			w = &withX
-		}
-		if err := w.exec(ctx, b.args); err != nil {
-			return nil, err
-		}
+	name, done, err := d.s.Feed(ctx, tx, []string{"k", "d", "rec", "x"}, feed)
+	if err != nil {
+		return nil, fmt.Errorf("index build: %w", err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) SELECT k, d, rec, x FROM `+name)
+	if err = errors.Join(err, done()); err != nil {
+		return nil, fmt.Errorf("index build: insert rows: %w", err)
 	}
 	for _, r := range sources {
 		if r.err != nil {
@@ -1309,24 +1347,82 @@ func insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]
 	return tally.done(), nil
 }
 
-// insertBatch is a statement's rows: with x (four values a row) or
-// without (three).
-type insertBatch struct {
-	x    bool
-	args []any
+// feedBatch is how many merged rows the merge hands to the insert at once.
+const feedBatch = 4096
+
+// rowFeed is the merged index rows as a store.Rows (x 0: NULL), in
+// batches from the merge's goroutine; batches read go back to it through
+// free.
+type rowFeed struct {
+	batches chan []indexRow
+	free    chan []indexRow
+	cur     []indexRow
+	i       int
+	// d and boxedD: the last date returned, and it as an interface
+	// value (a load's rows share a few dates: boxing each row's was an
+	// allocation a row).
+	d      int64
+	boxedD any
 }
 
-// mergeBatches sends the merged rows not in skip, indexPerInsert a batch,
-// counting the listing totals, until the merge ends or stop is closed.
-func mergeBatches(m *merge, skip *seqSet, tally *listTally, out chan<- insertBatch, stop <-chan struct{}) {
-	var plain, withX []any
-	send := func(x bool, args []any) bool {
+func (f *rowFeed) Next() bool {
+	f.i++
+	for f.i >= len(f.cur) {
+		if f.cur != nil {
+			select {
+			case f.free <- f.cur[:0]:
+			default:
+			}
+		}
+		b, ok := <-f.batches
+		if !ok {
+			f.cur = nil
+			return false
+		}
+		f.cur, f.i = b, 0
+	}
+	return true
+}
+
+func (f *rowFeed) Column(i int) any {
+	r := &f.cur[f.i]
+	switch i {
+	case 0:
+		return r.k
+	case 1:
+		if f.boxedD == nil || r.d != f.d {
+			f.d, f.boxedD = r.d, r.d
+		}
+		return f.boxedD
+	case 2:
+		return r.rec
+	}
+	if r.x == 0 {
+		return nil
+	}
+	return r.x
+}
+
+// Err is nil: a run that failed to read ends the merge early and is
+// reported from its own err by insertSorted.
+func (f *rowFeed) Err() error { return nil }
+
+// mergeRows sends the merged rows not in skip to f in batches, counting
+// the listing totals, until the merge ends or stop is closed.
+func mergeRows(m *merge, skip *seqSet, tally *listTally, f *rowFeed, stop <-chan struct{}) {
+	buf := make([]indexRow, 0, feedBatch)
+	send := func() bool {
 		select {
-		case out <- insertBatch{x, args}:
-			return true
+		case f.batches <- buf:
 		case <-stop:
 			return false
 		}
+		select {
+		case buf = <-f.free:
+		default:
+			buf = make([]indexRow, 0, feedBatch)
+		}
+		return true
 	}
 	for {
 		r, ok := m.next()
@@ -1337,70 +1433,12 @@ func mergeBatches(m *merge, skip *seqSet, tally *listTally, out chan<- insertBat
 			continue
 		}
 		tally.add(r)
-		if r.x != 0 {
-			if withX == nil {
-				withX = make([]any, 0, 4*indexPerInsert)
-			}
-			if withX = append(withX, r.k, r.d, r.rec, r.x); len(withX) == cap(withX) {
-				if !send(true, withX) {
-					return
-				}
-				withX = nil
-			}
-			continue
-		}
-		if plain == nil {
-			plain = make([]any, 0, 3*indexPerInsert)
-		}
-		if plain = append(plain, r.k, r.d, r.rec); len(plain) == cap(plain) {
-			if !send(false, plain) {
-				return
-			}
-			plain = nil
+		if buf = append(buf, r); len(buf) == feedBatch && !send() {
+			return
 		}
 	}
-	if len(plain) > 0 && !send(false, plain) {
-		return
-	}
-	if len(withX) > 0 {
-		send(true, withX)
-	}
-}
-
-// rowInserter inserts index rows indexPerInsert a statement, prepared once
-// per transaction (and once more for the last, shorter statement).
-type rowInserter struct {
-	tx   *sql.Tx
-	cols int
-	q    string
-	full *sql.Stmt
-}
-
-func (w *rowInserter) exec(ctx context.Context, args []any) error {
-	n := len(args) / w.cols
-	st := w.full
-	if n != indexPerInsert || st == nil {
-		row := "(" + marks(w.cols) + "),"
-		p, err := w.tx.PrepareContext(ctx, w.q+strings.TrimSuffix(strings.Repeat(row, n), ","))
-		if err != nil {
-			return fmt.Errorf("index build: %w", err)
-		}
-		if n == indexPerInsert {
-			w.full = p
-		} else {
-			defer p.Close()
-		}
-		st = p
-	}
-	if _, err := st.ExecContext(ctx, args...); err != nil {
-		return fmt.Errorf("index build: insert rows: %w", err)
-	}
-	return nil
-}
-
-func (w *rowInserter) close() {
-	if w.full != nil {
-		w.full.Close()
+	if len(buf) > 0 {
+		send()
 	}
 }
 
@@ -1426,7 +1464,7 @@ func readStaged(ctx context.Context, tx *sql.Tx, runRows int) ([]*run, []indexRo
 	}
 	defer waitSpill()
 	all := make([]indexRow, 0, 1024)
-	var spare []indexRow
+	var spare, sortTmp []indexRow
 	lo18, hi18 := codeLo(codeDomainEmail), codeLo(codeDomainEmail+1)
 	for rows.Next() {
 		var seq, d int64
@@ -1460,7 +1498,7 @@ func readStaged(ctx context.Context, tx *sql.Tx, runRows int) ([]*run, []indexRo
 			runs = append(runs, f)
 			spilling = make(chan error, 1)
 			go func(full []indexRow) {
-				slices.SortFunc(full, compareRows)
+				sortRun(full, &sortTmp)
 				spilling <- f.write(full)
 			}(all)
 			all, spare = spare[:0], all
@@ -1469,8 +1507,11 @@ func readStaged(ctx context.Context, tx *sql.Tx, runRows int) ([]*run, []indexRo
 	if err := rows.Err(); err != nil {
 		return runs, nil, fmt.Errorf("index build: read stage: %w", err)
 	}
-	slices.SortFunc(all, compareRows)
-	return runs, all, waitSpill()
+	if err := waitSpill(); err != nil {
+		return runs, nil, err
+	}
+	sortRun(all, &sortTmp)
+	return runs, all, nil
 }
 
 // listCount is a listing total to add to darkweb_counts.

@@ -3,6 +3,8 @@ package darkwebstore
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -406,5 +408,47 @@ func TestSharedColumnsStored(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sortRun orders runs as compareRows does: runs appended in seq order with
+// dates that never go back (radix sorted by key), runs whose dates go back
+// (sorted by comparisons), keys of either sign, many rows of one key.
+func TestSortRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var tmp []indexRow
+	for trial := range 200 {
+		n := rng.IntN(3000)
+		rows := make([]indexRow, 0, n)
+		d, rec := int64(1_700_000_000), int64(1)
+		for len(rows) < n {
+			if rng.IntN(50) == 0 {
+				d += int64(rng.IntN(3))
+				if trial%4 == 3 && rng.IntN(3) == 0 {
+					d -= 5 // the clock went back
+				}
+			}
+			for range 1 + rng.IntN(12) {
+				var k int64
+				switch rng.IntN(4) {
+				case 0:
+					k = int64(rng.IntN(3)) << 56 // a few shared keys
+				case 1:
+					k = -int64(rng.Uint64() >> 1)
+				default:
+					k = int64(rng.Uint64())
+				}
+				rows = append(rows, indexRow{k: k, d: d, rec: rec, x: int64(rng.IntN(2))})
+			}
+			rec++
+		}
+		want := slices.Clone(rows)
+		slices.SortStableFunc(want, compareRows)
+		sortRun(rows, &tmp)
+		for i := range rows {
+			if compareRows(rows[i], want[i]) != 0 {
+				t.Fatalf("trial %d: row %d is %+v, want %+v", trial, i, rows[i], want[i])
+			}
+		}
 	}
 }

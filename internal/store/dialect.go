@@ -65,6 +65,9 @@ type Dialect interface {
 	// files reports whether capabilities' sets can keep their tables in
 	// files of their own (MigrationSet.File): SQLite.
 	files() bool
+	// feeds reports whether the engine reads Feed's virtual tables
+	// (SQLite).
+	feeds() bool
 	configure(*sql.DB)
 	rebind(string) string
 	lockMigrations(context.Context, *Tx) error
@@ -86,13 +89,20 @@ type sqliteDialect struct{}
 
 func (sqliteDialect) name() string { return "sqlite" }
 func (sqliteDialect) files() bool  { return true }
+func (sqliteDialect) feeds() bool  { return true }
 
 // open opens the SQLite file at path through a driver of the store's own,
 // whose connection hook attaches the files of o's sets to every new
 // connection (ATTACH is a property of a connection, not of the file) and
-// sets their pragmas: the DSN's pragmas reach the main file only.
+// sets their pragmas: the DSN's pragmas reach the main file only. The
+// module of Feed's virtual tables is registered on that driver too (a
+// module registered on the package's shared driver would be shared by
+// every store of the process).
 func (d sqliteDialect) open(path string, o options) (*sql.DB, error) {
 	drv := &sqlite.Driver{}
+	if err := drv.RegisterModule(feedModuleName, o.feeds); err != nil {
+		return nil, err
+	}
 	var stmts [][2]string // statement, file path it binds ("" for none)
 	for _, name := range o.files {
 		stmts = append(stmts,
@@ -205,6 +215,7 @@ type postgres struct{}
 
 func (postgres) name() string { return "postgres" }
 func (postgres) files() bool  { return false }
+func (postgres) feeds() bool  { return false }
 
 func (d postgres) open(dsn string, o options) (*sql.DB, error) { return sql.Open("pgx", d.dsn(dsn, o)) }
 

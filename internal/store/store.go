@@ -43,6 +43,8 @@ type Store struct {
 	moveRows int
 	stmts    sync.Map // query text → *sql.Stmt, for hot queries
 	auth     authCache
+	// feeds is the module of Feed's virtual tables (nil on PostgreSQL).
+	feeds *feedModule
 	// stopCheckpoints ends the SQLite checkpointer; checkpointsDone is
 	// closed when it has.
 	stopCheckpoints context.CancelFunc
@@ -68,6 +70,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("open %s database: file name %q: want lower-case letters, digits and _", d.name(), f)
 		}
 	}
+	o.feeds = &feedModule{}
 	db, err := d.open(dsn, o)
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", d.name(), err)
@@ -76,6 +79,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	s := &Store{db: db, dialect: d, files: o.files, Now: time.Now}
 	if d.files() {
 		s.path = dsn
+	}
+	if d.feeds() {
+		s.feeds = o.feeds
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -98,6 +104,8 @@ type options struct {
 	cacheMiB int
 	mmapMiB  int
 	files    []string
+	// feeds is the module Open registers for Feed (set by Open itself).
+	feeds *feedModule
 }
 
 // Files attaches, on SQLite, the file of every set among sets that keeps
