@@ -6,10 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/periscope-oss/periscope/internal/breach"
 )
@@ -473,23 +471,16 @@ func (d *Store) emailRecords(ctx context.Context, xs []int64) (map[int64][]row, 
 	const chunkSize = 500 // emailChunk's parameters
 	n := (len(xs) + chunkSize - 1) / chunkSize
 	parts := make([]map[int64][]row, n)
-	errs := make([]error, n)
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i := range n {
-		chunk := xs[i*chunkSize : min((i+1)*chunkSize, len(xs))]
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			parts[i], errs[i] = d.emailChunk(ctx, chunk)
-		})
+	err := inParallel(n, func(i int) error {
+		var err error
+		parts[i], err = d.emailChunk(ctx, xs[i*chunkSize:min((i+1)*chunkSize, len(xs))])
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	byEmail := map[int64][]row{}
 	for i := range parts {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
 		for k, rs := range parts[i] {
 			byEmail[k] = append(byEmail[k], rs...)
 		}

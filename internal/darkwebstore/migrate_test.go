@@ -24,17 +24,7 @@ func TestUpgradeFrom0012(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			s := storetest.Unmigrated(t, engine, Migrations())
-			old := fstest.MapFS{}
-			for _, e := range []string{"sqlite/0012_darkweb.sql", "postgres/0012_darkweb.sql"} {
-				b, err := fs.ReadFile(migrations, "migrations/"+e)
-				if err != nil {
-					t.Fatal(err)
-				}
-				old[e] = &fstest.MapFile{Data: b}
-			}
-			if _, err := s.Migrate(ctx, store.MigrationSet{Name: "darkweb", FS: old}); err != nil {
-				t.Fatal(err)
-			}
+			migrateOld(t, s, "0012_darkweb.sql")
 			k := keyring(t, 1)
 			if _, err := s.DB().ExecContext(ctx, s.Rebind(`INSERT INTO darkweb_keys (key_id, check_value, active, created_at) VALUES (?, ?, 1, 0)`), k.ID(), k.Check()); err != nil {
 				t.Fatal(err)
@@ -100,17 +90,7 @@ func TestUpgradeTo0020(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/0020-recorded=%v", engine, recorded), func(t *testing.T) {
 				ctx := context.Background()
 				s := storetest.Unmigrated(t, engine, Migrations())
-				old := fstest.MapFS{}
-				for _, e := range []string{"sqlite/0012_darkweb.sql", "postgres/0012_darkweb.sql", "sqlite/0017_darkweb_scale.sql", "postgres/0017_darkweb_scale.sql"} {
-					b, err := fs.ReadFile(migrations, "migrations/"+e)
-					if err != nil {
-						t.Fatal(err)
-					}
-					old[e] = &fstest.MapFile{Data: b}
-				}
-				if _, err := s.Migrate(ctx, store.MigrationSet{Name: "darkweb", FS: old}); err != nil {
-					t.Fatal(err)
-				}
+				migrateOld(t, s, "0012_darkweb.sql", "0017_darkweb_scale.sql")
 				k := keyring(t, 1)
 				d := New(s)
 				if err := d.Unlock(ctx, k); err != nil {
@@ -189,5 +169,24 @@ func TestUpgradeTo0020(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// migrateOld applies the named dark-web migrations alone (both engines'
+// files of each), as an earlier release left a database.
+func migrateOld(t *testing.T, s *store.Store, names ...string) {
+	t.Helper()
+	old := fstest.MapFS{}
+	for _, name := range names {
+		for _, engine := range []string{"sqlite", "postgres"} {
+			b, err := fs.ReadFile(migrations, "migrations/"+engine+"/"+name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old[engine+"/"+name] = &fstest.MapFile{Data: b}
+		}
+	}
+	if _, err := s.Migrate(context.Background(), store.MigrationSet{Name: "darkweb", FS: old}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -80,43 +80,58 @@ func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, []Result
 	n := (len(seqs) + seqChunk - 1) / seqChunk
 	parts := make([][]row, n)
 	results := make([][]Result, n)
-	errs := make([]error, n)
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i := range n {
+	err := inParallel(n, func(i int) error {
 		chunk := seqs[i*seqChunk : min((i+1)*seqChunk, len(seqs))]
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			var args []any
-			if d.s.Engine() != "sqlite" {
-				args = []any{chunk}
-			} else {
-				args = make([]any, seqChunk)
-				for j := range args {
-					args[j] = int64(-1) // no record: seq counts from 1
-					if j < len(chunk) {
-						args[j] = chunk[j]
-					}
+		var args []any
+		if d.s.Engine() != "sqlite" {
+			args = []any{chunk}
+		} else {
+			args = make([]any, seqChunk)
+			for j := range args {
+				args[j] = int64(-1) // no record: seq counts from 1
+				if j < len(chunk) {
+					args[j] = chunk[j]
 				}
 			}
-			rows, err := d.query(ctx, q, args...)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			parts[i], results[i], errs[i] = d.scanOpen(rows, len(chunk))
-		})
+		}
+		rows, err := d.query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		parts[i], results[i], err = d.scanOpen(rows, len(chunk))
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	wg.Wait()
 	var out []row
 	var res []Result
 	for i := range parts {
-		if errs[i] != nil {
-			return nil, nil, errs[i]
-		}
 		out = append(out, parts[i]...)
 		res = append(res, results[i]...)
 	}
 	return out, res, nil
+}
+
+// inParallel runs fn(0) to fn(n-1), as many at once as there are cores
+// (each a chunk of a page, on a connection of its own), and returns the
+// error of the lowest i that failed.
+func inParallel(n int, fn func(i int) error) error {
+	errs := make([]error, n)
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			errs[i] = fn(i)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
