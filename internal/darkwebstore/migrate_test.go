@@ -57,24 +57,7 @@ func TestUpgradeFrom0012(t *testing.T) {
 			if err := d.Unlock(ctx, k); err != nil {
 				t.Fatal(err)
 			}
-			if n, _ := d.Count(ctx); n != 5 {
-				t.Fatalf("%d records after the upgrade", n)
-			}
-			if got, err := d.Search(ctx, Query{Type: breach.Phone, Value: "+1 202-555-0143", Limit: 10}); err != nil || len(got) != 1 || got[0].Record.Password != "SentinelPassw0rd!" {
-				t.Fatalf("phone search after upgrade: %+v %v", got, err)
-			}
-			if got, _ := d.Search(ctx, Query{Type: breach.Domain, Value: "example.com", Limit: 10}); len(got) != 4 || got[0].DateAdded < got[3].DateAdded {
-				t.Fatalf("domain search after upgrade: %+v", got)
-			}
-			if _, total, err := d.Credentials(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10}); err != nil || total != 2 {
-				t.Fatalf("credentials after upgrade: %d %v", total, err)
-			}
-			if page, total, err := d.Emails(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10}); err != nil || total != 3 || len(page) != 3 {
-				t.Fatalf("emails after upgrade: %+v %d %v", page, total, err)
-			}
-			if res, err := d.Add(ctx, fixtures(t, d)); err != nil || res.Added != 0 || res.Duplicates != 5 {
-				t.Fatalf("re-ingest after upgrade: %+v %v", res, err)
-			}
+			checkUpgraded(t, d)
 		})
 	}
 }
@@ -152,20 +135,9 @@ func TestUpgradeTo0020(t *testing.T) {
 				if err := d.Unlock(ctx, k); err != nil {
 					t.Fatal(err)
 				}
-				if n, _ := d.Count(ctx); n != 5 {
-					t.Fatalf("%d records after the upgrade", n)
-				}
-				if got, err := d.Search(ctx, Query{Type: breach.Phone, Value: "+1 202-555-0143", Limit: 10}); err != nil || len(got) != 1 || got[0].Record.Password != "SentinelPassw0rd!" {
-					t.Fatalf("phone search after upgrade: %+v %v", got, err)
-				}
-				if page, total, err := d.Emails(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10}); err != nil || total != 3 || len(page) != 3 {
-					t.Fatalf("emails after upgrade: %+v %d %v", page, total, err)
-				}
+				checkUpgraded(t, d)
 				if ok, err := d.Reveal(ctx, a.ID); err != nil || !ok {
 					t.Fatalf("reveal after upgrade: %v %v", ok, err)
-				}
-				if res, err := d.Add(ctx, fixtures(t, d)); err != nil || res.Added != 0 || res.Duplicates != 5 {
-					t.Fatalf("re-ingest after upgrade: %+v %v", res, err)
 				}
 			})
 		}
@@ -188,5 +160,31 @@ func migrateOld(t *testing.T, s *store.Store, names ...string) {
 	}
 	if _, err := s.Migrate(context.Background(), store.MigrationSet{Name: "darkweb", FS: old}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkUpgraded checks an upgraded, unlocked store holding the five
+// fixtures: every record kept, searchable by value and by domain (newest
+// first), listed, and not added again when ingested again.
+func checkUpgraded(t *testing.T, d *Store) {
+	t.Helper()
+	ctx := context.Background()
+	if n, _ := d.Count(ctx); n != 5 {
+		t.Fatalf("%d records after the upgrade", n)
+	}
+	if got, err := d.Search(ctx, Query{Type: breach.Phone, Value: "+1 202-555-0143", Limit: 10}); err != nil || len(got) != 1 || got[0].Record.Password != "SentinelPassw0rd!" {
+		t.Fatalf("phone search after upgrade: %+v %v", got, err)
+	}
+	if got, _ := d.Search(ctx, Query{Type: breach.Domain, Value: "example.com", Limit: 10}); len(got) != 4 || got[0].DateAdded < got[3].DateAdded {
+		t.Fatalf("domain search after upgrade: %+v", got)
+	}
+	if _, total, err := d.Credentials(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10}); err != nil || total != 2 {
+		t.Fatalf("credentials after upgrade: %d %v", total, err)
+	}
+	if page, total, err := d.Emails(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10}); err != nil || total != 3 || len(page) != 3 {
+		t.Fatalf("emails after upgrade: %+v %d %v", page, total, err)
+	}
+	if res, err := d.Add(ctx, fixtures(t, d)); err != nil || res.Added != 0 || res.Duplicates != 5 {
+		t.Fatalf("re-ingest after upgrade: %+v %v", res, err)
 	}
 }
