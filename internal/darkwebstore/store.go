@@ -241,7 +241,7 @@ type Query struct {
 // LIMIT stops the scan) and only then reads the page's records. Ordering
 // ties ascending would make the engine sort every match, reading every
 // matching record, before the LIMIT. The page's records come back in no
-// set order: newestFirst sorts them (an outer ORDER BY made SQLite copy
+// set order: newestFirstBoth sorts them with their results (an outer ORDER BY made SQLite copy
 // every record, blob and all, through a sorter: about half of the query
 // for a page of 1,000).
 const sqlSearch = `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
@@ -258,13 +258,14 @@ const sqlSearchRecs = `SELECT rec FROM darkweb_index
 // newestFirst orders rows as the index orders a page: date_added
 // descending, then seq descending (an index row's d is its record's
 // date_added and its rec the record's seq).
-func newestFirst(rows []row) {
-	slices.SortFunc(rows, func(a, b row) int {
-		if c := cmp.Compare(b.dateAdded, a.dateAdded); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.seq, a.seq)
-	})
+func newestFirst(rows []row) { slices.SortFunc(rows, func(a, b row) int { return newer(&a, &b) }) }
+
+// newer compares rows in newestFirst's order.
+func newer(a, b *row) int {
+	if c := cmp.Compare(b.dateAdded, a.dateAdded); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.seq, a.seq)
 }
 
 // Search finds the records whose normalised value of q.Type equals q.Value's.
@@ -552,20 +553,14 @@ func (d *Store) scanOpen(rows *sql.Rows, size int) ([]row, []Result, error) {
 // newestFirstBoth orders rows and their results as newestFirst orders
 // rows (they are usually in that order already: the index's).
 func newestFirstBoth(rows []row, res []Result) {
-	less := func(a, b *row) int {
-		if c := cmp.Compare(b.dateAdded, a.dateAdded); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.seq, a.seq)
-	}
-	if slices.IsSortedFunc(rows, func(a, b row) int { return less(&a, &b) }) {
+	if slices.IsSortedFunc(rows, func(a, b row) int { return newer(&a, &b) }) {
 		return
 	}
 	perm := make([]int, len(rows))
 	for i := range perm {
 		perm[i] = i
 	}
-	slices.SortFunc(perm, func(a, b int) int { return less(&rows[a], &rows[b]) })
+	slices.SortFunc(perm, func(a, b int) int { return newer(&rows[a], &rows[b]) })
 	r2, s2 := make([]row, len(rows)), make([]Result, len(res))
 	for i, p := range perm {
 		r2[i], s2[i] = rows[p], res[p]
