@@ -488,19 +488,20 @@ func (l *Loader) Flush(ctx context.Context) (int, error) {
 	}
 	start := time.Now()
 	defer func() { l.busy += time.Since(start) }()
-	tx, err := l.conn.BeginTx(ctx, nil)
-	if err != nil {
+	b := &buildTx{conn: l.conn}
+	var err error
+	if b.tx, err = l.conn.BeginTx(ctx, nil); err != nil {
 		return 0, fmt.Errorf("begin transaction: %w", err)
 	}
-	defer tx.Rollback()
-	dups, err := l.d.build(ctx, tx, l.mem)
+	defer func() { b.tx.Rollback() }()
+	dups, err := l.d.build(ctx, b, l.mem)
 	if l.mem != nil {
 		l.mem.reset() // built, or (on an error) left to be built from the blobs
 	}
 	if err != nil {
 		return 0, err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := b.tx.Commit(); err != nil {
 		return 0, fmt.Errorf("commit index build: %w", err)
 	}
 	built := l.staged
@@ -590,10 +591,17 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",
 //  4. the stage is emptied.
 //
 // On SQLite the index rows of a loader's own records come from mem (the
-// rows it kept when it staged them; nil: none), see stageSources.
+// rows it kept when it staged them; nil: none), see stageSources. When
+// they are all that is staged, and b can step, the index rows are
+// committed in steps (see insertSorted), the listing totals and the
+// emptied stage with the last; readers find the records by key range as
+// the steps commit. An interrupted build leaves its records staged, and
+// the next build indexes them again (its inserts of the rows already in
+// are ignored, and storedEmails does not count their emails as stored).
 //
 // It returns the number of duplicates removed.
-func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, error) {
+func (d *Store) build(ctx context.Context, b *buildTx, mem *memIndex) (int, error) {
+	tx := b.tx // until the index rows, which may step
 	pg := d.s.Engine() != "sqlite"
 	if pg {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lockDarkweb); err != nil {
@@ -622,7 +630,7 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 		return 0, nil
 	}
 	exec := func(what, q string) (int64, error) {
-		r, err := tx.ExecContext(ctx, q)
+		r, err := b.tx.ExecContext(ctx, q)
 		if err != nil {
 			return 0, fmt.Errorf("index build (%s): %w", what, err)
 		}
@@ -671,6 +679,7 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 	in := func(lo int64) string { return fmt.Sprintf(`%s >= %d AND %s < %d`, v, lo, v, lo+1<<56) }
 	lfrom := strings.Replace(from, "s.keys", "s.lkeys", 1)
 	upsert := ` ON CONFLICT (k) DO UPDATE SET n = darkweb_counts.n + excluded.n`
+	stepRows := 0
 	if !pg {
 		// The counts are taken from the sorted index rows as they are
 		// inserted (two GROUP BYs through SQLite's sorter over json_each
@@ -684,12 +693,27 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 		if err != nil {
 			return 0, err
 		}
-		counts, err := d.insertSorted(ctx, tx, cmp.Or(d.runRows, buildRunRows), known, mem, &skip, readStage)
+		if !readStage && b.conn != nil {
+			stepRows = cmp.Or(d.stepRows, buildStepRows)
+		}
+		counts, err := d.insertSorted(ctx, b, cmp.Or(d.runRows, buildRunRows), known, mem, &skip, readStage, stepRows)
 		if err != nil {
 			return 0, err
 		}
+		if stepRows > 0 {
+			// Between the steps another build may have indexed (and
+			// counted) these records from their blobs: then they are no
+			// longer staged, and there is nothing left to do.
+			mine, err := stagedIn(ctx, b.tx, mem.ranges)
+			if err != nil {
+				return 0, err
+			}
+			if mine != staged-int64(dups) {
+				return dups, nil
+			}
+		}
 		if len(counts) > 0 {
-			st, err := tx.PrepareContext(ctx, `INSERT INTO darkweb_counts (k, n) VALUES (?, ?)`+upsert)
+			st, err := b.tx.PrepareContext(ctx, `INSERT INTO darkweb_counts (k, n) VALUES (?, ?)`+upsert)
 			if err != nil {
 				return 0, fmt.Errorf("index build (counts): %w", err)
 			}
@@ -717,6 +741,16 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 			return 0, err
 		}
 	}
+	if stepRows > 0 {
+		// Only this build's records: others staged while it stepped
+		// wait for their own.
+		for _, r := range mem.ranges {
+			if _, err := b.tx.ExecContext(ctx, `DELETE FROM darkweb_stage WHERE seq BETWEEN ? AND ?`, r.lo, r.hi); err != nil {
+				return 0, fmt.Errorf("index build (stage): %w", err)
+			}
+		}
+		return dups, nil
+	}
 	empty := `DELETE FROM darkweb_stage`
 	if pg {
 		// Emptied at once, not row by row: a DELETE leaves every staged
@@ -743,8 +777,11 @@ func storedEmails(ctx context.Context, tx *sql.Tx) (map[int64]bool, error) {
 	if !some {
 		return known, nil
 	}
+	// The rows of staged records are not stored emails: a build stopped
+	// between its steps left them (see build).
 	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.email FROM darkweb_stage s
-		WHERE s.email IS NOT NULL AND EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email)`)
+		WHERE s.email IS NOT NULL AND EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email
+		AND NOT EXISTS (SELECT 1 FROM darkweb_stage t WHERE t.seq = i.rec))`)
 	if err != nil {
 		return nil, fmt.Errorf("index build (stored emails): %w", err)
 	}
@@ -787,7 +824,7 @@ func (d *Store) finishPending(ctx context.Context) error {
 	if err := d.fillKeys(ctx, tx, math.MinInt64, math.MaxInt64); err != nil {
 		return err
 	}
-	if _, err := d.build(ctx, tx, nil); err != nil {
+	if _, err := d.build(ctx, &buildTx{tx: tx}, nil); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -1350,6 +1387,37 @@ func compareRows(a, b indexRow) int {
 	return cmp.Compare(a.rec, b.rec)
 }
 
+// buildStepRows is how many index rows a build commits at once when it
+// steps (see build): about 100 MiB of pages, within an ingest's page
+// cache (256 MiB), so SQLite writes them at commit rather than spilling.
+const buildStepRows = 4 << 20
+
+// buildTx is the transaction a build runs in; step commits it and begins
+// the next on conn (nil: the build runs in one transaction).
+type buildTx struct {
+	tx   *sql.Tx
+	conn *sql.Conn
+}
+
+// step commits and begins anew; between, when set, runs in between (tests
+// stop a build there, or run another).
+func (b *buildTx) step(ctx context.Context, between func() error) error {
+	if err := b.tx.Commit(); err != nil {
+		return fmt.Errorf("commit index build step: %w", err)
+	}
+	if between != nil {
+		if err := between(); err != nil {
+			return err
+		}
+	}
+	tx, err := b.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin index build step: %w", err)
+	}
+	b.tx = tx
+	return nil
+}
+
 // buildRunRows is how many index rows a build sorts in memory at once (32
 // bytes each: 128 MiB, two such runs at most in memory, and a third as the
 // radix sort's scratch, see sortRun). A build of more
@@ -1367,7 +1435,8 @@ const buildRunRows = 4 << 20
 // in seq order in runs of runRows rows, each sorted (and spilled) in the
 // background while the next is read. The runs are merged as the rows are
 // inserted; rows of records in skip (duplicates) are left out.
-func (d *Store) insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]bool, mem *memIndex, skip *seqSet, readStage bool) ([]listCount, error) {
+func (d *Store) insertSorted(ctx context.Context, b *buildTx, runRows int, known map[int64]bool, mem *memIndex, skip *seqSet, readStage bool, stepRows int) ([]listCount, error) {
+	tx := b.tx
 	var runs []*run
 	defer func() {
 		for _, r := range runs {
@@ -1414,25 +1483,49 @@ func (d *Store) insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known
 		for range feed.batches {
 		}
 	}()
-	name, done, err := d.s.Feed(ctx, tx, []string{"k", "d", "rec", "x"}, feed)
-	if err != nil {
-		return nil, fmt.Errorf("index build: %w", err)
-	}
 	// Only the listing rows of code 18 have an x: the rows before them,
 	// theirs and the rows after go in three statements, in key order, and
 	// the others' x is a NULL in the statement, not a column read from the
 	// feed (each value read is a call from SQLite into Go; a tenth of the
 	// insert's time).
-	for _, seg := range []struct {
+	segs := []struct {
 		hi int64
 		x  string
-	}{{codeLo(codeDomainEmail), "NULL"}, {codeLo(codeDomainEmail + 1), "x"}, {math.MaxInt64, "NULL"}} {
-		feed.hi, feed.last = seg.hi, seg.hi == math.MaxInt64
-		if _, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) SELECT k, d, rec, `+seg.x+` FROM `+name); err != nil {
+	}{{codeLo(codeDomainEmail), "NULL"}, {codeLo(codeDomainEmail + 1), "x"}, {math.MaxInt64, "NULL"}}
+	// With stepRows set, the feed ends every stepRows rows, and the rows
+	// in are committed before it goes on: the store's checkpointer copies
+	// them from the write-ahead log into the file on another core while
+	// the next step is inserted (in one transaction they were copied
+	// after it, on one core, and from the first page SQLite spilled to
+	// the log every page written looked the whole log up).
+	feed.max = stepRows
+	var name string
+	var done func() error
+	for i := 0; i < len(segs) && err == nil; {
+		if done == nil {
+			if name, done, err = d.s.Feed(ctx, b.tx, []string{"k", "d", "rec", "x"}, feed); err != nil {
+				done = nil
+				break
+			}
+		}
+		feed.hi, feed.last = segs[i].hi, segs[i].hi == math.MaxInt64
+		if _, err = b.tx.ExecContext(ctx, `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) SELECT k, d, rec, `+segs[i].x+` FROM `+name); err != nil {
 			break
 		}
+		if feed.max == 0 || feed.n < feed.max {
+			i++
+			continue
+		}
+		err, done = done(), nil
+		if err == nil {
+			err = b.step(ctx, d.stepped)
+		}
+		feed.n = 0
 	}
-	if err = errors.Join(err, done()); err != nil {
+	if done != nil {
+		err = errors.Join(err, done())
+	}
+	if err != nil {
 		return nil, fmt.Errorf("index build: insert rows: %w", err)
 	}
 	for _, r := range sources {
@@ -1460,6 +1553,9 @@ type rowFeed struct {
 	last    bool
 	// held: the row at i ended the previous statement's rows, unread.
 	held bool
+	// n counts the rows read since it was last set to 0; with max set, the
+	// feed ends at max.
+	n, max int
 	// d and boxedD: the last date returned, and it as an interface
 	// value (a load's rows share a few dates: boxing each row's was an
 	// allocation a row).
@@ -1468,8 +1564,14 @@ type rowFeed struct {
 }
 
 func (f *rowFeed) Next() bool {
+	if f.max > 0 && f.n >= f.max {
+		return false
+	}
 	if f.held {
 		f.held = !f.last && f.cur[f.i].k >= f.hi
+		if !f.held {
+			f.n++
+		}
 		return !f.held
 	}
 	f.i++
@@ -1488,6 +1590,9 @@ func (f *rowFeed) Next() bool {
 		f.cur, f.i = b, 0
 	}
 	f.held = !f.last && f.cur[f.i].k >= f.hi
+	if !f.held {
+		f.n++
+	}
 	return !f.held
 }
 
