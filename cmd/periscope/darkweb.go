@@ -168,13 +168,6 @@ type darkwebRun struct {
 	parsed []parsedRecord
 	batch  []breach.Record
 	prog   *progress
-	// flushing is the batch being cleaned and stored by a goroutine of its
-	// own while the parser reads the next (inflight; flushed receives its
-	// error), so that parsing, on one core, overlaps the cleaning and
-	// sealing of the batch before, on every core.
-	flushing bool
-	inflight []parsedRecord
-	flushed  chan error
 }
 
 // parsedRecord is a parsed record and its number in the run, or a
@@ -192,7 +185,7 @@ func (r *darkwebRun) sink(ctx context.Context) breach.Sink {
 			r.sum.Read++
 			r.parsed = append(r.parsed, parsedRecord{rec: rec, n: r.sum.Read})
 			if len(r.parsed) >= darkwebBatch {
-				return r.handOff(ctx)
+				return r.flush(ctx)
 			}
 			return nil
 		},
@@ -203,51 +196,26 @@ func (r *darkwebRun) sink(ctx context.Context) breach.Sink {
 	}
 }
 
-// handOff hands the parsed records to a goroutine that cleans and stores
-// them (flush) while the parser goes on, once the batch before is stored.
-func (r *darkwebRun) handOff(ctx context.Context) error {
-	if err := r.waitFlush(); err != nil {
-		return err
-	}
-	if r.flushed == nil {
-		r.flushed = make(chan error, 1)
-	}
-	r.inflight, r.parsed = r.parsed, r.inflight[:0]
-	r.flushing = true
-	read := r.sum.Read
-	go func(parsed []parsedRecord) { r.flushed <- r.flush(ctx, parsed, read) }(r.inflight)
-	return nil
-}
-
-// waitFlush waits for the batch handed off, if any, and returns its error.
-func (r *darkwebRun) waitFlush() error {
-	if !r.flushing {
-		return nil
-	}
-	r.flushing = false
-	return <-r.flushed
-}
-
 // clean normalises the parsed records on every core (libphonenumber and
 // the other normalisers were a fifth of a single-threaded ingest's CPU)
 // and moves them to the batch, counting rejects in the parser's order.
-func (r *darkwebRun) clean(parsed []parsedRecord) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(parsed)/256))
+func (r *darkwebRun) clean() {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(r.parsed)/256))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < len(parsed); i += workers {
-				if p := &parsed[i]; p.reject == "" {
+			for i := w; i < len(r.parsed); i += workers {
+				if p := &r.parsed[i]; p.reject == "" {
 					p.err = r.norm.Clean(&p.rec)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	for i := range parsed {
-		p := &parsed[i]
+	for i := range r.parsed {
+		p := &r.parsed[i]
 		switch {
 		case p.reject != "":
 			r.sum.reject(p.reject)
@@ -257,13 +225,12 @@ func (r *darkwebRun) clean(parsed []parsedRecord) {
 			r.batch = append(r.batch, p.rec)
 		}
 	}
-	clear(parsed)
+	clear(r.parsed)
+	r.parsed = r.parsed[:0]
 }
 
-// flush cleans and stores parsed records (read: the records read so far,
-// for the progress line).
-func (r *darkwebRun) flush(ctx context.Context, parsed []parsedRecord, read int) error {
-	r.clean(parsed)
+func (r *darkwebRun) flush(ctx context.Context) error {
+	r.clean()
 	if len(r.batch) == 0 {
 		return nil
 	}
@@ -282,7 +249,7 @@ func (r *darkwebRun) flush(ctx context.Context, parsed []parsedRecord, read int)
 	r.sum.Added += res.Added
 	r.sum.Duplicates += res.Duplicates
 	if r.prog != nil {
-		r.prog.update(ingestCounts{read: read, inserted: r.sum.Added, unchanged: r.sum.Duplicates, rejected: r.sum.Rejected})
+		r.prog.update(ingestCounts{read: r.sum.Read, inserted: r.sum.Added, unchanged: r.sum.Duplicates, rejected: r.sum.Rejected})
 	}
 	return nil
 }
@@ -329,18 +296,12 @@ func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Opti
 // before the cut), and dropped on any other error (refusals come before
 // the first record, and a failed store must not be half-retried).
 func (r *darkwebRun) finish(ctx context.Context, err error) error {
-	if ferr := r.waitFlush(); ferr != nil {
-		r.parsed = r.parsed[:0]
-		return ferr
-	}
 	if err != nil && !errors.Is(err, breach.ErrIncomplete) {
-		r.clean(r.parsed) // the rejects are counted; the records are dropped
-		r.parsed, r.batch = r.parsed[:0], r.batch[:0]
+		r.clean() // the rejects are counted; the records are dropped
+		r.batch = r.batch[:0]
 		return err
 	}
-	ferr := r.flush(ctx, r.parsed, r.sum.Read)
-	r.parsed = r.parsed[:0]
-	if ferr != nil {
+	if ferr := r.flush(ctx); ferr != nil {
 		return ferr
 	}
 	if err != nil {
