@@ -1466,7 +1466,7 @@ func (d *Store) insertSorted(ctx context.Context, b *buildTx, runRows int, known
 		return nil, err
 	}
 	// The merge runs on a goroutine of its own, a batch of rows at a time,
-	// while SQLite inserts them from a row feed in one statement: the
+	// while SQLite inserts them from a row feed (see below): the
 	// insert is the single writer's work, the rest need not wait for it.
 	// Through multi-row statements, database/sql's conversion and the
 	// driver's binding of each of the 320 million values of a
