@@ -232,3 +232,51 @@ func TestDarkwebRotateBesideServer(t *testing.T) {
 		})
 	}
 }
+
+// TestDarkwebIngestAcrossBatches ingests more records than a few batches
+// hold (each batch is cleaned and stored while the parser reads the
+// next): every record is stored once and the rejects are reported in the
+// file's order, whichever batch they fell in; a second run adds nothing.
+func TestDarkwebIngestAcrossBatches(t *testing.T) {
+	dsn := storetest.DSN(t, "sqlite")
+	dir := t.TempDir()
+	key := filepath.Join(dir, "dw.key")
+	csvf := filepath.Join(dir, "many.csv")
+	var b strings.Builder
+	b.WriteString("email,password\n")
+	n := 3*darkwebBatch + 7
+	var wantRejects []string
+	for i := range n {
+		if i%997 == 0 {
+			fmt.Fprintf(&b, "not-an-email-%d,pw%d\n", i, i)
+			wantRejects = append(wantRejects, fmt.Sprintf("record %d:", i+1))
+			continue
+		}
+		fmt.Fprintf(&b, "user%d@example.com,pw%d\n", i, i)
+	}
+	os.WriteFile(csvf, []byte(b.String()), 0o600)
+	out, _, err := runCLI(t, "ingest", "breach-csv", csvf, "--database", dsn, "--darkweb-key-file", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("read %d, added %d, already stored 0, rejected %d", n, n-len(wantRejects), len(wantRejects))
+	if !strings.Contains(out, want) {
+		t.Fatalf("summary %q, want %q", out, want)
+	}
+	var got []string
+	for _, line := range strings.Split(out, "\n") {
+		if r, ok := strings.CutPrefix(line, "  rejected "); ok {
+			f := strings.Fields(r)
+			got = append(got, f[0]+" "+f[1])
+		}
+	}
+	for i, w := range wantRejects {
+		if i >= len(got) || got[i] != w {
+			t.Fatalf("rejects %q, want %q in this order", got, wantRejects)
+		}
+	}
+	out, _, err = runCLI(t, "ingest", "breach-csv", csvf, "--database", dsn, "--darkweb-key-file", key)
+	if want := fmt.Sprintf("added 0, already stored %d", n-len(wantRejects)); err != nil || !strings.Contains(out, want) {
+		t.Fatalf("again: %v %q, want %q", err, out, want)
+	}
+}

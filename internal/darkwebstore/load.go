@@ -385,6 +385,9 @@ func (l *Loader) write(ctx context.Context, batch []sealed) error {
 // writer's time) inside the transaction the loader's connection has open;
 // it reports false on SQLite, where insertBatch writes them.
 func (l *Loader) copyBatch(ctx context.Context, base, now int64, keyID string, batch []sealed) (bool, error) {
+	if l.mem != nil {
+		return false, nil // SQLite (building the rows for nothing was 1 % of an ingest's CPU)
+	}
 	rows := make([][]any, len(batch))
 	for i, p := range batch {
 		rows[i] = []any{base + int64(i) + 1, p.id, keyID, p.blob, p.breach, p.breachDate, p.source, now}
@@ -485,19 +488,20 @@ func (l *Loader) Flush(ctx context.Context) (int, error) {
 	}
 	start := time.Now()
 	defer func() { l.busy += time.Since(start) }()
-	tx, err := l.conn.BeginTx(ctx, nil)
-	if err != nil {
+	b := &buildTx{conn: l.conn}
+	var err error
+	if b.tx, err = l.conn.BeginTx(ctx, nil); err != nil {
 		return 0, fmt.Errorf("begin transaction: %w", err)
 	}
-	defer tx.Rollback()
-	dups, err := l.d.build(ctx, tx, l.mem)
+	defer func() { b.tx.Rollback() }()
+	dups, err := l.d.build(ctx, b, l.mem)
 	if l.mem != nil {
 		l.mem.reset() // built, or (on an error) left to be built from the blobs
 	}
 	if err != nil {
 		return 0, err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := b.tx.Commit(); err != nil {
 		return 0, fmt.Errorf("commit index build: %w", err)
 	}
 	built := l.staged
@@ -587,10 +591,17 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",
 //  4. the stage is emptied.
 //
 // On SQLite the index rows of a loader's own records come from mem (the
-// rows it kept when it staged them; nil: none), see stageSources.
+// rows it kept when it staged them; nil: none), see stageSources. When
+// they are all that is staged, and b can step, the index rows are
+// committed in steps (see insertSorted), the listing totals and the
+// emptied stage with the last; readers find the records by key range as
+// the steps commit. An interrupted build leaves its records staged, and
+// the next build indexes them again (its inserts of the rows already in
+// are ignored, and storedEmails does not count their emails as stored).
 //
 // It returns the number of duplicates removed.
-func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, error) {
+func (d *Store) build(ctx context.Context, b *buildTx, mem *memIndex) (int, error) {
+	tx := b.tx // until the index rows, which may step
 	pg := d.s.Engine() != "sqlite"
 	if pg {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lockDarkweb); err != nil {
@@ -619,7 +630,7 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 		return 0, nil
 	}
 	exec := func(what, q string) (int64, error) {
-		r, err := tx.ExecContext(ctx, q)
+		r, err := b.tx.ExecContext(ctx, q)
 		if err != nil {
 			return 0, fmt.Errorf("index build (%s): %w", what, err)
 		}
@@ -668,6 +679,7 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 	in := func(lo int64) string { return fmt.Sprintf(`%s >= %d AND %s < %d`, v, lo, v, lo+1<<56) }
 	lfrom := strings.Replace(from, "s.keys", "s.lkeys", 1)
 	upsert := ` ON CONFLICT (k) DO UPDATE SET n = darkweb_counts.n + excluded.n`
+	stepRows := 0
 	if !pg {
 		// The counts are taken from the sorted index rows as they are
 		// inserted (two GROUP BYs through SQLite's sorter over json_each
@@ -681,12 +693,27 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 		if err != nil {
 			return 0, err
 		}
-		counts, err := d.insertSorted(ctx, tx, cmp.Or(d.runRows, buildRunRows), known, mem, &skip, readStage)
+		if !readStage && b.conn != nil {
+			stepRows = cmp.Or(d.stepRows, buildStepRows)
+		}
+		counts, err := d.insertSorted(ctx, b, cmp.Or(d.runRows, buildRunRows), known, mem, &skip, readStage, stepRows)
 		if err != nil {
 			return 0, err
 		}
+		if stepRows > 0 {
+			// Between the steps another build may have indexed (and
+			// counted) these records from their blobs: then they are no
+			// longer staged, and there is nothing left to do.
+			mine, err := stagedIn(ctx, b.tx, mem.ranges)
+			if err != nil {
+				return 0, err
+			}
+			if mine != staged-int64(dups) {
+				return dups, nil
+			}
+		}
 		if len(counts) > 0 {
-			st, err := tx.PrepareContext(ctx, `INSERT INTO darkweb_counts (k, n) VALUES (?, ?)`+upsert)
+			st, err := b.tx.PrepareContext(ctx, `INSERT INTO darkweb_counts (k, n) VALUES (?, ?)`+upsert)
 			if err != nil {
 				return 0, fmt.Errorf("index build (counts): %w", err)
 			}
@@ -714,6 +741,16 @@ func (d *Store) build(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, erro
 			return 0, err
 		}
 	}
+	if stepRows > 0 {
+		// Only this build's records: others staged while it stepped
+		// wait for their own.
+		for _, r := range mem.ranges {
+			if _, err := b.tx.ExecContext(ctx, `DELETE FROM darkweb_stage WHERE seq BETWEEN ? AND ?`, r.lo, r.hi); err != nil {
+				return 0, fmt.Errorf("index build (stage): %w", err)
+			}
+		}
+		return dups, nil
+	}
 	empty := `DELETE FROM darkweb_stage`
 	if pg {
 		// Emptied at once, not row by row: a DELETE leaves every staged
@@ -740,8 +777,11 @@ func storedEmails(ctx context.Context, tx *sql.Tx) (map[int64]bool, error) {
 	if !some {
 		return known, nil
 	}
+	// The rows of staged records are not stored emails: a build stopped
+	// between its steps left them (see build).
 	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.email FROM darkweb_stage s
-		WHERE s.email IS NOT NULL AND EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email)`)
+		WHERE s.email IS NOT NULL AND EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email
+		AND NOT EXISTS (SELECT 1 FROM darkweb_stage t WHERE t.seq = i.rec))`)
 	if err != nil {
 		return nil, fmt.Errorf("index build (stored emails): %w", err)
 	}
@@ -784,7 +824,7 @@ func (d *Store) finishPending(ctx context.Context) error {
 	if err := d.fillKeys(ctx, tx, math.MinInt64, math.MaxInt64); err != nil {
 		return err
 	}
-	if _, err := d.build(ctx, tx, nil); err != nil {
+	if _, err := d.build(ctx, &buildTx{tx: tx}, nil); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -1119,8 +1159,20 @@ func (d *Store) insertIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged
 		slices.SortFunc(ids, compareIDs)
 		runs = append(runs, ids)
 	}
-	// One statement over a row feed (see insertSorted).
-	feed := &idFeed{next: mergeIDs(runs)}
+	// One statement over a row feed (see insertSorted), merged on a
+	// goroutine of its own: the merge's comparisons of 16-byte ids were a
+	// third of the insert's time on the single writer.
+	feed := &idFeed{batches: make(chan []idRow, 4), free: make(chan []idRow, 6)}
+	stop := make(chan struct{})
+	go func() {
+		defer close(feed.batches)
+		sendIDs(mergeIDs(runs), feed, stop)
+	}()
+	defer func() {
+		close(stop)
+		for range feed.batches {
+		}
+	}()
 	name, done, err := d.s.Feed(ctx, tx, []string{"id", "seq"}, feed)
 	if err != nil {
 		return 0, fmt.Errorf("index build (identities): %w", err)
@@ -1136,26 +1188,73 @@ func (d *Store) insertIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged
 	return fresh, nil
 }
 
-// idFeed is merged identities as a store.Rows.
+// idFeed is merged identities as a store.Rows, in batches from the
+// merge's goroutine; batches read go back to it through free.
 type idFeed struct {
-	next func() (idRow, bool)
-	cur  idRow
+	batches chan []idRow
+	free    chan []idRow
+	cur     []idRow
+	i       int
 }
 
 func (f *idFeed) Next() bool {
-	var ok bool
-	f.cur, ok = f.next()
-	return ok
+	f.i++
+	for f.i >= len(f.cur) {
+		if f.cur != nil {
+			select {
+			case f.free <- f.cur[:0]:
+			default:
+			}
+		}
+		b, ok := <-f.batches
+		if !ok {
+			f.cur = nil
+			return false
+		}
+		f.cur, f.i = b, 0
+	}
+	return true
 }
 
 func (f *idFeed) Column(i int) any {
 	if i == 0 {
-		return f.cur.id[:]
+		return f.cur[f.i].id[:]
 	}
-	return f.cur.seq
+	return f.cur[f.i].seq
 }
 
 func (f *idFeed) Err() error { return nil }
+
+// sendIDs sends the identities next yields to f in batches, until they end
+// or stop is closed.
+func sendIDs(next func() (idRow, bool), f *idFeed, stop <-chan struct{}) {
+	buf := make([]idRow, 0, feedBatch)
+	send := func() bool {
+		select {
+		case f.batches <- buf:
+		case <-stop:
+			return false
+		}
+		select {
+		case buf = <-f.free:
+		default:
+			buf = make([]idRow, 0, feedBatch)
+		}
+		return true
+	}
+	for {
+		r, ok := next()
+		if !ok {
+			break
+		}
+		if buf = append(buf, r); len(buf) == feedBatch && !send() {
+			return
+		}
+	}
+	if len(buf) > 0 {
+		send()
+	}
+}
 
 // mergeIDs yields the rows of sorted runs in order (a binary min-heap of
 // the runs' heads).
@@ -1228,11 +1327,15 @@ func sortRun(rows []indexRow, tmp *[]indexRow) {
 		*tmp = make([]indexRow, len(rows))
 	}
 	src, dst := rows, (*tmp)[:len(rows)]
-	// Eight passes of a byte each, least significant first, over the key
-	// with its sign bit flipped (so that negative keys come first); a
-	// pass whose byte is the same in every row is skipped.
+	// Four passes of a byte each, least significant first, over the top
+	// half of the key with its sign bit flipped (so that negative keys
+	// come first); a pass whose byte is the same in every row is skipped.
+	// Keys are blind indexes (uniformly spread below their type's byte),
+	// so rows whose top halves are equal are few and mostly share the
+	// whole key: an insertion pass over the nearly sorted rows finishes
+	// the sort, stably, at a small fraction of the four passes it saves.
 	var count [256]int
-	for shift := 0; shift < 64; shift += 8 {
+	for shift := 32; shift < 64; shift += 8 {
 		clear(count[:])
 		for i := range src {
 			count[byte((uint64(src[i].k)^1<<63)>>shift)]++
@@ -1255,6 +1358,23 @@ func sortRun(rows []indexRow, tmp *[]indexRow) {
 	if &src[0] != &rows[0] {
 		copy(rows, src)
 	}
+	// Rows move only past rows of a greater key with the same top half;
+	// past a budget of as many moves as rows (keys that are not spread),
+	// a stable comparison sort finishes instead.
+	moves := 0
+	for i := 1; i < len(rows); i++ {
+		r := rows[i]
+		j := i
+		for j > 0 && rows[j-1].k > r.k {
+			rows[j] = rows[j-1]
+			j--
+		}
+		rows[j] = r
+		if moves += i - j; moves > len(rows) {
+			slices.SortStableFunc(rows, func(a, b indexRow) int { return cmp.Compare(a.k, b.k) })
+			return
+		}
+	}
 }
 
 func compareRows(a, b indexRow) int {
@@ -1265,6 +1385,37 @@ func compareRows(a, b indexRow) int {
 		return c
 	}
 	return cmp.Compare(a.rec, b.rec)
+}
+
+// buildStepRows is how many index rows a build commits at once when it
+// steps (see build): about 100 MiB of pages, within an ingest's page
+// cache (256 MiB), so SQLite writes them at commit rather than spilling.
+const buildStepRows = 4 << 20
+
+// buildTx is the transaction a build runs in; step commits it and begins
+// the next on conn (nil: the build runs in one transaction).
+type buildTx struct {
+	tx   *sql.Tx
+	conn *sql.Conn
+}
+
+// step commits and begins anew; between, when set, runs in between (tests
+// stop a build there, or run another).
+func (b *buildTx) step(ctx context.Context, between func() error) error {
+	if err := b.tx.Commit(); err != nil {
+		return fmt.Errorf("commit index build step: %w", err)
+	}
+	if between != nil {
+		if err := between(); err != nil {
+			return err
+		}
+	}
+	tx, err := b.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin index build step: %w", err)
+	}
+	b.tx = tx
+	return nil
 }
 
 // buildRunRows is how many index rows a build sorts in memory at once (32
@@ -1284,7 +1435,8 @@ const buildRunRows = 4 << 20
 // in seq order in runs of runRows rows, each sorted (and spilled) in the
 // background while the next is read. The runs are merged as the rows are
 // inserted; rows of records in skip (duplicates) are left out.
-func (d *Store) insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known map[int64]bool, mem *memIndex, skip *seqSet, readStage bool) ([]listCount, error) {
+func (d *Store) insertSorted(ctx context.Context, b *buildTx, runRows int, known map[int64]bool, mem *memIndex, skip *seqSet, readStage bool, stepRows int) ([]listCount, error) {
+	tx := b.tx
 	var runs []*run
 	defer func() {
 		for _, r := range runs {
@@ -1314,7 +1466,7 @@ func (d *Store) insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known
 		return nil, err
 	}
 	// The merge runs on a goroutine of its own, a batch of rows at a time,
-	// while SQLite inserts them from a row feed in one statement: the
+	// while SQLite inserts them from a row feed (see below): the
 	// insert is the single writer's work, the rest need not wait for it.
 	// Through multi-row statements, database/sql's conversion and the
 	// driver's binding of each of the 320 million values of a
@@ -1331,12 +1483,49 @@ func (d *Store) insertSorted(ctx context.Context, tx *sql.Tx, runRows int, known
 		for range feed.batches {
 		}
 	}()
-	name, done, err := d.s.Feed(ctx, tx, []string{"k", "d", "rec", "x"}, feed)
-	if err != nil {
-		return nil, fmt.Errorf("index build: %w", err)
+	// Only the listing rows of code 18 have an x: the rows before them,
+	// theirs and the rows after go in three statements, in key order, and
+	// the others' x is a NULL in the statement, not a column read from the
+	// feed (each value read is a call from SQLite into Go; a tenth of the
+	// insert's time).
+	segs := []struct {
+		hi int64
+		x  string
+	}{{codeLo(codeDomainEmail), "NULL"}, {codeLo(codeDomainEmail + 1), "x"}, {math.MaxInt64, "NULL"}}
+	// With stepRows set, the feed ends every stepRows rows, and the rows
+	// in are committed before it goes on: the store's checkpointer copies
+	// them from the write-ahead log into the file on another core while
+	// the next step is inserted (in one transaction they were copied
+	// after it, on one core, and from the first page SQLite spilled to
+	// the log every page written looked the whole log up).
+	feed.max = stepRows
+	var name string
+	var done func() error
+	for i := 0; i < len(segs) && err == nil; {
+		if done == nil {
+			if name, done, err = d.s.Feed(ctx, b.tx, []string{"k", "d", "rec", "x"}, feed); err != nil {
+				done = nil
+				break
+			}
+		}
+		feed.hi, feed.last = segs[i].hi, segs[i].hi == math.MaxInt64
+		if _, err = b.tx.ExecContext(ctx, `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) SELECT k, d, rec, `+segs[i].x+` FROM `+name); err != nil {
+			break
+		}
+		if feed.max == 0 || feed.n < feed.max {
+			i++
+			continue
+		}
+		err, done = done(), nil
+		if err == nil {
+			err = b.step(ctx, d.stepped)
+		}
+		feed.n = 0
 	}
-	_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO darkweb_index (k, d, rec, x) SELECT k, d, rec, x FROM `+name)
-	if err = errors.Join(err, done()); err != nil {
+	if done != nil {
+		err = errors.Join(err, done())
+	}
+	if err != nil {
 		return nil, fmt.Errorf("index build: insert rows: %w", err)
 	}
 	for _, r := range sources {
@@ -1352,12 +1541,21 @@ const feedBatch = 4096
 
 // rowFeed is the merged index rows as a store.Rows (x 0: NULL), in
 // batches from the merge's goroutine; batches read go back to it through
-// free.
+// free. It ends at the first row whose key is hi or more (unless last is
+// set) and, with hi moved on, goes on from that row for the next
+// statement.
 type rowFeed struct {
 	batches chan []indexRow
 	free    chan []indexRow
 	cur     []indexRow
 	i       int
+	hi      int64
+	last    bool
+	// held: the row at i ended the previous statement's rows, unread.
+	held bool
+	// n counts the rows read since it was last set to 0; with max set, the
+	// feed ends at max.
+	n, max int
 	// d and boxedD: the last date returned, and it as an interface
 	// value (a load's rows share a few dates: boxing each row's was an
 	// allocation a row).
@@ -1366,6 +1564,16 @@ type rowFeed struct {
 }
 
 func (f *rowFeed) Next() bool {
+	if f.max > 0 && f.n >= f.max {
+		return false
+	}
+	if f.held {
+		f.held = !f.last && f.cur[f.i].k >= f.hi
+		if !f.held {
+			f.n++
+		}
+		return !f.held
+	}
 	f.i++
 	for f.i >= len(f.cur) {
 		if f.cur != nil {
@@ -1381,7 +1589,11 @@ func (f *rowFeed) Next() bool {
 		}
 		f.cur, f.i = b, 0
 	}
-	return true
+	f.held = !f.last && f.cur[f.i].k >= f.hi
+	if !f.held {
+		f.n++
+	}
+	return !f.held
 }
 
 func (f *rowFeed) Column(i int) any {

@@ -2,6 +2,7 @@ package darkwebstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -82,9 +83,9 @@ func TestLoaderPipelinesAndBuilds(t *testing.T) {
 
 // A build larger than its in-memory run sorts the staged rows run by run,
 // spills the runs to temporary files and merges them: the index it writes
-// is exactly the one a build in memory writes, and a load that builds
-// only at Flush (the default) counts a record repeated across batches
-// once.
+// is exactly the one a build in memory writes (also when it commits its
+// rows in steps of as many), and a load that builds only at Flush (the
+// default) counts a record repeated across batches once.
 func TestBuildMergesSpilledRuns(t *testing.T) {
 	ctx := context.Background()
 	g := breachgen.New(9, "example.com", "example.org")
@@ -94,7 +95,7 @@ func TestBuildMergesSpilledRuns(t *testing.T) {
 	}
 	index := func(runRows int) (string, int, int) {
 		d, s, _ := open(t, "sqlite")
-		d.runRows = runRows
+		d.runRows, d.stepRows = runRows, runRows // and committed in steps as long
 		n := d.Normalizer()
 		l, err := d.Loader(ctx)
 		if err != nil {
@@ -234,7 +235,8 @@ func indexDump(t *testing.T, s *store.Store) string {
 // records' blobs, whatever else happened to the stage in between: a load
 // interrupted before its build (indexed by the next loader), another
 // loader's records staged between its batches, another build indexing
-// some of its records first, duplicates across batches.
+// some of its records first, duplicates across batches, a build in steps,
+// stopped between them, or with another build between them.
 func TestLoaderRowsInMemoryMatchBlobs(t *testing.T) {
 	ctx := context.Background()
 	g := breachgen.New(21, "example.com", "example.org")
@@ -323,6 +325,75 @@ func TestLoaderRowsInMemoryMatchBlobs(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		"in steps of 300 rows": func(d *Store) {
+			d.stepRows = 300
+			l := loader(d)
+			for i := range 9 {
+				add(l, batch(i))
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"stopped between the steps of its build": func(d *Store) {
+			d.stepRows = 300
+			steps := 0
+			d.stepped = func() error {
+				if steps++; steps == 4 {
+					return errors.New("the process died")
+				}
+				return nil
+			}
+			l := loader(d)
+			for i := range 5 {
+				add(l, batch(i))
+			}
+			if _, err := l.Flush(ctx); err == nil {
+				t.Fatal("the build did not stop")
+			}
+			l.release()
+			d.stepped = nil
+			l = loader(d) // indexes what is staged first
+			for i := 5; i < 9; i++ {
+				add(l, batch(i))
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"another build between the steps": func(d *Store) {
+			d.stepRows = 300
+			a, b := loader(d), loader(d)
+			for i := range 4 {
+				add(a, batch(i))
+			}
+			add(b, batch(4))
+			steps := 0
+			d.stepped = func() error {
+				if steps++; steps == 2 {
+					// Another process's build: it finds a's records still
+					// staged and builds them from their blobs too.
+					d.stepped = nil
+					if _, err := b.Flush(ctx); err != nil {
+						return err
+					}
+					add(b, batch(5))
+				}
+				return nil
+			}
+			if _, err := a.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for i := 6; i < 9; i++ {
+				add(a, batch(i))
+			}
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+		},
 		"another build first": func(d *Store) {
 			a := loader(d)
 			for i := range 4 {
@@ -341,7 +412,8 @@ func TestLoaderRowsInMemoryMatchBlobs(t *testing.T) {
 	}
 	var want string
 	for _, name := range []string{"one loader", "interrupted, then indexed from the blobs", "interrupted, runs of 97 rows",
-		"another loader's records staged between", "another build first"} {
+		"another loader's records staged between", "another build first", "in steps of 300 rows",
+		"stopped between the steps of its build", "another build between the steps"} {
 		t.Run(name, func(t *testing.T) {
 			d, s, _ := open(t, "sqlite")
 			scenarios[name](d)
@@ -413,7 +485,8 @@ func TestSharedColumnsStored(t *testing.T) {
 
 // sortRun orders runs as compareRows does: runs appended in seq order with
 // dates that never go back (radix sorted by key), runs whose dates go back
-// (sorted by comparisons), keys of either sign, many rows of one key.
+// (sorted by comparisons), keys of either sign, many rows of one key, keys
+// whose top halves are equal.
 func TestSortRun(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var tmp []indexRow
@@ -436,7 +509,10 @@ func TestSortRun(t *testing.T) {
 				case 1:
 					k = -int64(rng.Uint64() >> 1)
 				default:
-					k = int64(rng.Uint64())
+					// Keys spread over 64 bits, or narrower: rows whose
+					// top halves are equal, a few (the insertion pass)
+					// or many (past its budget).
+					k = int64(rng.Uint64() >> []int{0, 20, 40}[trial%3])
 				}
 				rows = append(rows, indexRow{k: k, d: d, rec: rec, x: int64(rng.IntN(2))})
 			}

@@ -67,6 +67,11 @@ type Store struct {
 	// runRows: index rows a build sorts in memory at once (0: buildRunRows;
 	// tests make it small to exercise the spilled runs).
 	runRows int
+	// stepRows: index rows a build commits at once when it steps (0:
+	// buildStepRows); stepped, when set, runs between two steps (tests
+	// stop a build there, or run another).
+	stepRows int
+	stepped  func() error
 }
 
 // query runs a read through a statement prepared once (parsing the SQL
