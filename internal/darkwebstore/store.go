@@ -62,8 +62,9 @@ type Store struct {
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
-	pages map[string]pageAt // where listing pages end (listing.go)
-	stmts sync.Map          // query text → *sql.Stmt (see query)
+	pages map[string]pageAt       // where listing pages end (listing.go)
+	dates map[string]breachDateAt // breach dates from the catalogue (breachDates)
+	stmts sync.Map                // query text → *sql.Stmt (see query)
 	// runRows: index rows a build sorts in memory at once (0: buildRunRows;
 	// tests make it small to exercise the spilled runs).
 	runRows int
@@ -103,7 +104,9 @@ type cacheEntry struct {
 }
 
 // New returns the dark-web store on s.
-func New(s *store.Store) *Store { return &Store{s: s, cache: map[string]cacheEntry{}} }
+func New(s *store.Store) *Store {
+	return &Store{s: s, cache: map[string]cacheEntry{}, dates: map[string]breachDateAt{}}
+}
 
 // SetRegion sets the region assumed for phone numbers without a country
 // code (default US).
@@ -206,6 +209,9 @@ func (d *Store) PutBreach(ctx context.Context, b breach.BreachInfo) error {
 	if err != nil {
 		return fmt.Errorf("store breach %s: %w", b.Name, err)
 	}
+	d.mu.Lock()
+	delete(d.dates, b.Name)
+	d.mu.Unlock()
 	return nil
 }
 
@@ -400,39 +406,79 @@ func (d *Store) hasValue(r *breach.Record, t breach.Type, v string) bool {
 	return false
 }
 
+// breachDateTTL is how long a breach's date from the catalogue is reused
+// by searches and listings: a catalogue changed by another process (an
+// ingest of breaches) shows within it; one changed through this store
+// (PutBreach) at once.
+const breachDateTTL = time.Minute
+
+// breachDateAt is a breach's date as read from the catalogue at a time
+// ("" for a breach the catalogue lacks or gives no date).
+type breachDateAt struct {
+	date string
+	at   time.Time
+}
+
 // breachDates fills the breach date of records that have none from the
-// breach catalogue (ingest breaches).
+// breach catalogue (ingest breaches), read at most once a breachDateTTL
+// for a name (a query a page was a tenth of a 1,000-record search's wall
+// time when it ran between the page's reads and its answer).
 func (d *Store) breachDates(ctx context.Context, res []Result) error {
-	var names []any
-	seen := map[string]bool{}
-	for _, r := range res {
-		if r.Record.BreachDate == "" && r.Record.Breach != "" && !seen[r.Record.Breach] {
-			seen[r.Record.Breach] = true
-			names = append(names, r.Record.Breach)
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT name, breach_date FROM darkweb_breaches WHERE name IN (`+marks(len(names))+`)`), names...)
-	if err != nil {
-		return fmt.Errorf("breach catalogue: %w", err)
-	}
-	defer rows.Close()
+	now := d.s.Now()
 	dates := map[string]string{}
-	for rows.Next() {
-		var n, dt string
-		if err := rows.Scan(&n, &dt); err != nil {
+	var names []any
+	d.mu.Lock()
+	for _, r := range res {
+		n := r.Record.Breach
+		if r.Record.BreachDate != "" || n == "" {
+			continue
+		}
+		if _, seen := dates[n]; seen {
+			continue
+		}
+		dates[n] = ""
+		if e, ok := d.dates[n]; ok && now.Sub(e.at) < breachDateTTL {
+			dates[n] = e.date
+			continue
+		}
+		names = append(names, n)
+	}
+	d.mu.Unlock()
+	if len(names) > 0 {
+		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT name, breach_date FROM darkweb_breaches WHERE name IN (`+marks(len(names))+`)`), names...)
+		if err != nil {
+			return fmt.Errorf("breach catalogue: %w", err)
+		}
+		found := map[string]string{}
+		for rows.Next() {
+			var n, dt string
+			if err := rows.Scan(&n, &dt); err != nil {
+				rows.Close()
+				return err
+			}
+			found[n] = dt
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return err
 		}
-		dates[n] = dt
+		d.mu.Lock()
+		if len(d.dates) >= cacheMax {
+			clear(d.dates)
+		}
+		for _, n := range names {
+			dt := found[n.(string)]
+			dates[n.(string)] = dt
+			d.dates[n.(string)] = breachDateAt{date: dt, at: now}
+		}
+		d.mu.Unlock()
 	}
 	for i := range res {
 		if res[i].Record.BreachDate == "" {
 			res[i].Record.BreachDate = dates[res[i].Record.Breach]
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // scanRows reads rows; size is how many are expected at most (the page).

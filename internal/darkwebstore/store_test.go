@@ -475,3 +475,53 @@ func TestNewestFirstBoth(t *testing.T) {
 		}
 	}
 }
+
+// TestBreachDatesFromTheCatalogue: a record without a breach date takes
+// its breach's date from the catalogue; a change through this store shows
+// at once, one by another process (another store on the same database)
+// within breachDateTTL.
+func TestBreachDatesFromTheCatalogue(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, s, dsn := open(t, engine)
+			if _, err := d.Add(ctx, fixtures(t, d)); err != nil {
+				t.Fatal(err)
+			}
+			date := func() string {
+				t.Helper()
+				got, err := d.Search(ctx, Query{Type: breach.IP, Value: "192.0.2.44", Limit: 10, NoCache: true})
+				if err != nil || len(got) != 1 {
+					t.Fatalf("search: %d results, %v", len(got), err)
+				}
+				return got[0].Record.BreachDate
+			}
+			if got := date(); got != "" {
+				t.Fatalf("breach date %q before the catalogue has the breach", got)
+			}
+			if err := d.PutBreach(ctx, breach.BreachInfo{Name: "Other", BreachDate: "2019-07-08"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := date(); got != "2019-07-08" {
+				t.Fatalf("breach date %q right after PutBreach, want 2019-07-08", got)
+			}
+			// Another process changes the catalogue.
+			s2, err := store.Open(ctx, dsn, store.Files(Migrations()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			if err := New(s2).PutBreach(ctx, breach.BreachInfo{Name: "Other", BreachDate: "2018-05-06"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := date(); got != "2019-07-08" {
+				t.Fatalf("breach date %q within the TTL, want the date read before", got)
+			}
+			now := s.Now().Add(breachDateTTL)
+			s.Now = func() time.Time { return now }
+			if got := date(); got != "2018-05-06" {
+				t.Fatalf("breach date %q after the TTL, want 2018-05-06", got)
+			}
+		})
+	}
+}
