@@ -85,3 +85,28 @@ func cleaned(t *testing.T, d *Store, recs []breach.Record) []breach.Record {
 	}
 	return out
 }
+
+// TestInOrder: chunks' rows are joined in the order of the page's record
+// numbers, each with its own result; a number missing or given twice is
+// reported, so that the caller orders the rows itself.
+func TestInOrder(t *testing.T) {
+	parts := [][]row{{{seq: 2}, {seq: 9}}, {{seq: 4}}}
+	results := [][]Result{{{ID: "two"}, {ID: "nine"}}, {{ID: "four"}}}
+	out, res, ok := inOrder([]int64{9, 4, 2}, parts, results)
+	if !ok {
+		t.Fatal("not ordered")
+	}
+	for i, want := range []struct {
+		seq int64
+		id  string
+	}{{9, "nine"}, {4, "four"}, {2, "two"}} {
+		if out[i].seq != want.seq || res[i].ID != want.id {
+			t.Errorf("%d: seq %d id %s, want %d %s", i, out[i].seq, res[i].ID, want.seq, want.id)
+		}
+	}
+	for _, seqs := range [][]int64{{9, 4, 2, 7}, {9, 4, 4}, {9, 4}} {
+		if _, _, ok := inOrder(seqs, parts, results); ok {
+			t.Errorf("seqs %v: ordered though a row is missing, extra or twice", seqs)
+		}
+	}
+}
