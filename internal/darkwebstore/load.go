@@ -1066,7 +1066,7 @@ func (m *memIndex) reset() {
 // dropCache forgets cached search answers (a build changes them).
 func (d *Store) dropCache() {
 	d.mu.Lock()
-	d.cache = map[string]cacheEntry{}
+	d.cache, d.cacheBytes = map[string]cacheEntry{}, 0
 	d.mu.Unlock()
 }
 

@@ -152,7 +152,7 @@ func (d *Store) Reseal(ctx context.Context, progress func(done int)) (done, left
 		}
 	}
 	d.mu.Lock()
-	d.cache = map[string]cacheEntry{}
+	d.cache, d.cacheBytes = map[string]cacheEntry{}, 0
 	d.mu.Unlock()
 	return done, left, nil
 }

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -62,9 +63,11 @@ type Store struct {
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
-	pages map[string]pageAt       // where listing pages end (listing.go)
-	dates map[string]breachDateAt // breach dates from the catalogue (breachDates)
-	stmts sync.Map                // query text → *sql.Stmt (see query)
+	// cacheBytes is the cached answers' size (cacheEntry.size).
+	cacheBytes int
+	pages      map[string]pageAt       // where listing pages end (listing.go)
+	dates      map[string]breachDateAt // breach dates from the catalogue (breachDates)
+	stmts      sync.Map                // query text → *sql.Stmt (see query)
 	// runRows: index rows a build sorts in memory at once (0: buildRunRows;
 	// tests make it small to exercise the spilled runs).
 	runRows int
@@ -93,14 +96,70 @@ func (d *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 // CacheTTL is how long a search answer is reused (24 hours, README "Dark-web breach intelligence").
 const CacheTTL = 24 * time.Hour
 
-// cacheMax bounds the cached answers; the oldest half goes when full.
-const cacheMax = 10000
+// cacheMax bounds the cached answers, cacheMaxBytes their sealed rows'
+// bytes (a page of 1,000 records is about 700 KB): when either is reached,
+// the expired answers go, then others until half of both is left.
+const (
+	cacheMax      = 10000
+	cacheMaxBytes = 64 << 20
+)
 
 // cacheEntry is a cached search: the sealed rows, keyed by blind index,
-// so clear text never sits in the cache.
+// so clear text never sits in the cache; size is their bytes (cacheSize).
 type cacheEntry struct {
 	rows []row
 	at   time.Time
+	size int
+}
+
+// cacheRows returns a copy of rows whose blobs share one buffer of their
+// exact size (the rows read share 64 KiB chunks: a cached answer of one
+// record would keep a whole chunk) and its size in bytes.
+func cacheRows(rows []row) ([]row, int) {
+	n := 0
+	for _, r := range rows {
+		n += len(r.blob)
+	}
+	buf := make([]byte, 0, n)
+	out := make([]row, len(rows))
+	for i, r := range rows {
+		at := len(buf)
+		buf = append(buf, r.blob...)
+		r.blob = buf[at:len(buf):len(buf)]
+		out[i] = r
+	}
+	return out, n + len(rows)*int(unsafe.Sizeof(row{}))
+}
+
+// keepAnswer caches a search's rows under key, first making room.
+func (d *Store) keepAnswer(key string, rows []row, now time.Time) {
+	rows, size := cacheRows(rows)
+	if size > cacheMaxBytes/2 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if old, ok := d.cache[key]; ok {
+		d.cacheBytes -= old.size
+		delete(d.cache, key)
+	}
+	if len(d.cache) >= cacheMax || d.cacheBytes+size > cacheMaxBytes {
+		for k, e := range d.cache {
+			if now.Sub(e.at) >= CacheTTL {
+				d.cacheBytes -= e.size
+				delete(d.cache, k)
+			}
+		}
+		for k, e := range d.cache {
+			if len(d.cache) <= cacheMax/2 && d.cacheBytes+size <= cacheMaxBytes/2 {
+				break
+			}
+			d.cacheBytes -= e.size
+			delete(d.cache, k)
+		}
+	}
+	d.cache[key] = cacheEntry{rows: rows, at: now, size: size}
+	d.cacheBytes += size
 }
 
 // New returns the dark-web store on s.
@@ -314,16 +373,7 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 		return nil, fmt.Errorf("search %s: %w", q.Type, err)
 	}
 	newestFirstBoth(got, res)
-	d.mu.Lock()
-	if len(d.cache) >= cacheMax {
-		for k, e := range d.cache {
-			if now.Sub(e.at) >= CacheTTL || len(d.cache) >= cacheMax/2 {
-				delete(d.cache, k)
-			}
-		}
-	}
-	d.cache[key] = cacheEntry{rows: got, at: now}
-	d.mu.Unlock()
+	d.keepAnswer(key, got, now)
 	res = d.verified(res, q.Type, v)
 	return res, d.breachDates(ctx, res)
 }

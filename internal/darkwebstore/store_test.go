@@ -525,3 +525,35 @@ func TestBreachDatesFromTheCatalogue(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerCacheBounded: cached answers keep their own copy of the
+// sealed rows (not the 64 KiB chunks they were read into) and stay within
+// cacheMaxBytes however many large answers are cached.
+func TestAnswerCacheBounded(t *testing.T) {
+	d := New(nil)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	chunk := bytes.Repeat([]byte{7}, 700*1000)
+	page := make([]row, 1000)
+	for i := range page {
+		page[i] = row{seq: int64(i + 1), blob: chunk[i*700 : (i+1)*700]}
+	}
+	for i := range 500 {
+		d.keepAnswer(fmt.Sprint("answer", i), page, now)
+		if d.cacheBytes > cacheMaxBytes {
+			t.Fatalf("after %d answers: %d bytes cached, more than %d", i+1, d.cacheBytes, cacheMaxBytes)
+		}
+	}
+	total := 0
+	for _, e := range d.cache {
+		total += e.size
+	}
+	if total != d.cacheBytes || len(d.cache) < 10 {
+		t.Fatalf("%d answers of %d bytes cached, counted %d", len(d.cache), total, d.cacheBytes)
+	}
+	chunk[0] = 8
+	for k, e := range d.cache {
+		if e.rows[0].blob[0] != 7 || cap(e.rows[0].blob) != 700 {
+			t.Fatalf("%s: cached blob shares the chunk it was read into", k)
+		}
+	}
+}
