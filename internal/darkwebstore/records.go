@@ -75,9 +75,9 @@ func (d *Store) pageRows(ctx context.Context, limit int, joined, recs string, ar
 // PostgreSQL one array (a generic plan for hundreds of scalar parameters
 // can scan the whole table).
 func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, []Result, error) {
-	q := `SELECT seq, id, key_id, blob, breach, breach_date, source, date_added FROM darkweb_records WHERE seq IN (` + marks(seqChunk) + `)`
+	q := `SELECT ` + recordCols + ` FROM darkweb_records r WHERE r.seq IN (` + marks(seqChunk) + `)`
 	if d.s.Engine() != "sqlite" {
-		q = `SELECT seq, id, key_id, blob, breach, breach_date, source, date_added FROM darkweb_records WHERE seq = ANY(?::bigint[])`
+		q = `SELECT ` + recordCols + ` FROM darkweb_records r WHERE r.seq = ANY(?::bigint[])`
 	}
 	n := (len(seqs) + seqChunk - 1) / seqChunk
 	parts := make([][]row, n)

@@ -2,6 +2,7 @@ package darkwebstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -108,5 +109,29 @@ func TestInOrder(t *testing.T) {
 		if _, _, ok := inOrder(seqs, parts, results); ok {
 			t.Errorf("seqs %v: ordered though a row is missing, extra or twice", seqs)
 		}
+	}
+}
+
+// TestMalformedMetadataRefused: a record row whose metadata would not
+// split into its four fields (a breach name holding the separator, written
+// around the ingest's checks) fails the read instead of showing shifted
+// fields.
+func TestMalformedMetadataRefused(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, s, _ := open(t, engine)
+			recs := cleaned(t, d, []breach.Record{{Email: "meta@example.com", Password: "MetaPassw0rd!", Breach: "Meta", Source: "combolist"}})
+			if _, err := d.Add(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.DB().ExecContext(ctx, s.Rebind(`UPDATE darkweb_records SET breach = ?`), "Me\x1fta"); err != nil {
+				t.Fatal(err)
+			}
+			_, err := d.Search(ctx, Query{Type: breach.Email, Value: "meta@example.com", Limit: 10, NoCache: true})
+			if !errors.Is(err, errMeta) {
+				t.Fatalf("search of a malformed row: %v, want errMeta", err)
+			}
+		})
 	}
 }

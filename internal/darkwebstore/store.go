@@ -309,7 +309,7 @@ type Query struct {
 // set order: newestFirstBoth sorts them with their results (an outer ORDER BY made SQLite copy
 // every record, blob and all, through a sorter: about half of the query
 // for a page of 1,000).
-const sqlSearch = `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+const sqlSearch = `SELECT ` + recordCols + `
 	FROM (SELECT rec, d FROM darkweb_index
 		WHERE k = ? AND d >= ? AND d <= ?
 		ORDER BY d DESC, rec DESC LIMIT ?) p
@@ -551,18 +551,42 @@ func scanRows(rows *sql.Rows, size int) ([]row, error) {
 // previous row's string when they are the same (a page's records mostly
 // share them).
 type rowScanner struct {
-	chunk                                    []byte
-	prev                                     row
-	id, keyID, blob, breach, breachDate, src sql.RawBytes
+	chunk          []byte
+	prev           row
+	id, blob, meta sql.RawBytes
 }
 
 // scanChunk is the size of the chunks blobs are copied into.
 const scanChunk = 64 << 10
 
-func (s *rowScanner) scan(rows *sql.Rows, r *row) error {
-	if err := rows.Scan(&r.seq, &s.id, &s.keyID, &s.blob, &s.breach, &s.breachDate, &s.src, &r.dateAdded); err != nil {
+// recordCols are a record row's columns as rowScanner reads them, from
+// the records table named r: its seq, date_added, id and blob, then the
+// key id, breach, source and breach date in one text column, separated
+// by U+001F. Four columns fewer: each column is three calls into SQLite
+// in the cgo-free driver, each under the connection's mutex, and an
+// allocation (an eighth of reading a page of random records). None of the
+// four holds U+001F: key ids are hex, breach names refuse control
+// characters (breach.CheckText), sources are the ingest kinds and breach
+// dates YYYY-MM-DD; a row with another count of them is an error, never
+// a record with its fields shifted.
+const recordCols = "r.seq, r.date_added, r.id, r.blob, r.key_id || '\x1f' || r.breach || '\x1f' || r.source || '\x1f' || r.breach_date"
+
+// errMeta is a record row whose metadata column does not split in four.
+var errMeta = errors.New("darkweb: record metadata malformed")
+
+// scan reads a row of recordCols, after the columns lead points to (as
+// many as the query selects before them).
+func (s *rowScanner) scan(rows *sql.Rows, r *row, lead ...any) error {
+	dst := append(lead, &r.seq, &r.dateAdded, &s.id, &s.blob, &s.meta)
+	if err := rows.Scan(dst...); err != nil {
 		return err
 	}
+	if bytes.Count(s.meta, []byte{0x1f}) != 3 {
+		return fmt.Errorf("%w (record %d)", errMeta, r.seq)
+	}
+	keyID, rest, _ := bytes.Cut(s.meta, []byte{0x1f})
+	breachName, rest, _ := bytes.Cut(rest, []byte{0x1f})
+	src, date, _ := bytes.Cut(rest, []byte{0x1f})
 	r.id = hex.EncodeToString(s.id)
 	if cap(s.chunk)-len(s.chunk) < len(s.blob) {
 		s.chunk = make([]byte, 0, max(scanChunk, len(s.blob)))
@@ -570,10 +594,10 @@ func (s *rowScanner) scan(rows *sql.Rows, r *row) error {
 	at := len(s.chunk)
 	s.chunk = append(s.chunk, s.blob...)
 	r.blob = s.chunk[at:len(s.chunk):len(s.chunk)]
-	r.keyID = reuse(s.prev.keyID, s.keyID)
-	r.breach = reuse(s.prev.breach, s.breach)
-	r.breachDate = reuse(s.prev.breachDate, s.breachDate)
-	r.source = reuse(s.prev.source, s.src)
+	r.keyID = reuse(s.prev.keyID, keyID)
+	r.breach = reuse(s.prev.breach, breachName)
+	r.breachDate = reuse(s.prev.breachDate, date)
+	r.source = reuse(s.prev.source, src)
 	s.prev = *r
 	return nil
 }
