@@ -718,12 +718,15 @@ func (d *Store) open(rows []row) ([]Result, error) {
 	return out, nil
 }
 
-// openRange decrypts rows into out (as long as rows).
+// openRange decrypts rows into out (as long as rows), through one
+// plaintext buffer.
 func (d *Store) openRange(rows []row, out []Result) error {
+	var buf []byte
 	for i := range rows {
 		r, res := &rows[i], &out[i]
 		res.ID, res.DateAdded = r.id, r.dateAdded
-		if err := d.openRow(*r, &res.Record); err != nil {
+		var err error
+		if buf, err = d.openRowBuf(*r, &res.Record, buf); err != nil {
 			return err
 		}
 		res.Record.Breach, res.Record.BreachDate, res.Record.Source = r.breach, r.breachDate, r.source
