@@ -112,13 +112,17 @@ type cacheEntry struct {
 	size int
 }
 
-// cacheRows returns a copy of rows whose blobs share one buffer of their
-// exact size (the rows read share 64 KiB chunks: a cached answer of one
-// record would keep a whole chunk) and its size in bytes.
+// cacheRows returns rows to cache and their size in bytes: a small answer
+// is copied into one buffer of its exact size (rows read share 64 KiB
+// chunks: a cached answer of one record would keep a whole chunk); a
+// large one fills its chunks but the last, and is kept as it is.
 func cacheRows(rows []row) ([]row, int) {
 	n := 0
 	for _, r := range rows {
 		n += len(r.blob)
+	}
+	if n >= 4*scanChunk {
+		return rows, n + scanChunk + len(rows)*int(unsafe.Sizeof(row{}))
 	}
 	buf := make([]byte, 0, n)
 	out := make([]row, len(rows))
