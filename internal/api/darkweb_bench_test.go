@@ -53,7 +53,7 @@ import (
 // sampled ones again from the seed and only measure. The database is
 // sealed with apitest's fixed dark-web key, and its "Bench" account's
 // organization claims example.com. PERISCOPE_DARKWEB_BENCH_MMAP_MIB=N
-// opens it with store.MmapMiB(N) (-1: no file mapped), PERISCOPE_DARKWEB_BENCH_CACHE_MIB=N with
+// opens it with store.MmapMiB(N), PERISCOPE_DARKWEB_BENCH_CACHE_MIB=N with
 // store.PageCacheMiB(N) (each connection's cache of each file).
 func BenchmarkDarkwebHTTP(b *testing.B) {
 	n := 20000
@@ -68,7 +68,7 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 	if dsn != "" {
 		// A database kept between runs: loaded by the first run only.
 		sopts := []store.Option{store.Files(schema.Sets()...)}
-		if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_MMAP_MIB")); err == nil && v != 0 {
+		if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_MMAP_MIB")); err == nil && v > 0 {
 			sopts = append(sopts, store.MmapMiB(v))
 		}
 		if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_CACHE_MIB")); err == nil && v > 0 {
