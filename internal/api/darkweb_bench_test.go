@@ -11,8 +11,10 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -40,7 +42,10 @@ import (
 // allocated per request (server and client together);
 // PERISCOPE_DARKWEB_BENCH_CPUPROFILE=FILE writes a CPU profile of the
 // requests (not of the load), PERISCOPE_DARKWEB_BENCH_MEMPROFILE=FILE
-// allocation profiles before (FILE.base) and after them.
+// allocation profiles before (FILE.base) and after them,
+// PERISCOPE_DARKWEB_BENCH_TRACE=FILE an execution trace of them;
+// PERISCOPE_DARKWEB_BENCH_ONLY=address,name,listings measures only those
+// types (and the listings when named).
 //
 // PERISCOPE_DARKWEB_BENCH_DSN names a database kept between runs (a
 // SQLite file or a postgres:// URL): the first run loads it, later runs
@@ -129,9 +134,9 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 		resp.Body.Close()
 		return time.Since(t0)
 	}
-	p95 := func(ds []time.Duration) float64 {
+	pct := func(ds []time.Duration, p int) float64 {
 		slices.Sort(ds)
-		return float64(ds[len(ds)*95/100].Microseconds()) / 1000
+		return float64(ds[len(ds)*p/100].Microseconds()) / 1000
 	}
 	// run sends the requests one after the other and reports their p95,
 	// and the process's CPU time (server and client: user + system), heap
@@ -150,7 +155,8 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 		cpu := benchCPU() - c0
 		runtime.ReadMemStats(&m1)
 		n := float64(len(reqs))
-		b.ReportMetric(p95(ds), "ms-p95-"+name)
+		b.ReportMetric(pct(ds, 95), "ms-p95-"+name)
+		b.ReportMetric(pct(ds, 50), "ms-p50-"+name)
 		b.ReportMetric(float64(cpu.Microseconds())/1000/n, "cpu-ms/req-"+name)
 		b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/n, "allocs/req-"+name)
 		b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/1024/n, "KiB/req-"+name)
@@ -183,10 +189,31 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 		writeAllocs(path + ".base")
 		defer writeAllocs(path)
 	}
+	if path := os.Getenv("PERISCOPE_DARKWEB_BENCH_TRACE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			b.Fatal(err)
+		}
+		defer trace.Stop()
+	}
+	only := map[string]bool{}
+	for _, t := range strings.Split(os.Getenv("PERISCOPE_DARKWEB_BENCH_ONLY"), ",") {
+		if t != "" {
+			only[t] = true
+		}
+	}
+	measured := func(name string) bool { return len(only) == 0 || only[name] }
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
 		for _, typ := range []breach.Type{breach.Email, breach.Username, breach.Name, breach.Phone, breach.IP, breach.Password,
 			breach.HashedPassword, breach.Domain, breach.BIN, breach.VIN, breach.Address} {
+			if !measured(string(typ)) {
+				continue
+			}
 			var reqs, reqs100 []func() time.Duration
 			for _, rec := range sample {
 				v := map[breach.Type]string{breach.Email: rec.Email, breach.Username: rec.Username, breach.Name: rec.Name, breach.Phone: rec.Phone,
@@ -209,6 +236,9 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 			run(string(typ)+"-100", reqs100)
 		}
 		for _, path := range []string{"/api/v1/enterprise/darkweb/compromised-credentials", "/api/v1/enterprise/darkweb/discovered-emails"} {
+			if !measured("listings") {
+				continue
+			}
 			var reqs []func() time.Duration
 			for page := 1; page <= 20; page++ {
 				reqs = append(reqs, func() time.Duration { return do(key, "GET", path+"?page="+strconv.Itoa(page), nil) })

@@ -132,18 +132,25 @@ func (k *Keyring) Seal(id string, r *Record) ([]byte, error) {
 // Open decrypts a blob sealed for id into r (the clear metadata fields
 // are left as they are).
 func (k *Keyring) Open(id string, blob []byte, r *Record) error {
+	_, err := k.OpenBuf(id, blob, r, nil)
+	return err
+}
+
+// OpenBuf is Open decrypting into buf (room reused from record to record:
+// the fields are copied out of it) and returns buf, grown as needed.
+func (k *Keyring) OpenBuf(id string, blob []byte, r *Record, buf []byte) ([]byte, error) {
 	ns := k.aead.NonceSize()
 	if len(blob) < ns+k.aead.Overhead() {
-		return errors.New("sealed record too short")
+		return buf, errors.New("sealed record too short")
 	}
-	plain, err := k.aead.Open(nil, blob[:ns], blob[ns:], []byte(id))
+	plain, err := k.aead.Open(buf[:0], blob[:ns], blob[ns:], []byte(id))
 	if err != nil {
-		return errors.New("sealed record does not open with this key (wrong key or tampered row)")
+		return buf, errors.New("sealed record does not open with this key (wrong key or tampered row)")
 	}
 	if len(plain) > 0 && plain[0] == '{' {
-		return json.Unmarshal(plain, r) // the first format, before the binary one
+		return plain, json.Unmarshal(plain, r) // the first format, before the binary one
 	}
-	return r.decodeBinary(plain)
+	return plain, r.decodeBinary(plain)
 }
 
 // KeyFileLogger is told when a key file is created.

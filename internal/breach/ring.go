@@ -82,11 +82,17 @@ func (k *Keyring) KeyIDs() []string {
 // OpenKey decrypts a blob sealed with key keyID for id into r. A key the
 // keyring lacks is an error wrapping ErrUnknownKey.
 func (k *Keyring) OpenKey(keyID, id string, blob []byte, r *Record) error {
+	_, err := k.OpenKeyBuf(keyID, id, blob, r, nil)
+	return err
+}
+
+// OpenKeyBuf is OpenKey decrypting into buf (see OpenBuf).
+func (k *Keyring) OpenKeyBuf(keyID, id string, blob []byte, r *Record, buf []byte) ([]byte, error) {
 	s := k.ring.get(keyID)
 	if s == nil {
-		return fmt.Errorf("%w: key %s", ErrUnknownKey, keyID)
+		return buf, fmt.Errorf("%w: key %s", ErrUnknownKey, keyID)
 	}
-	return s.Open(id, blob, r)
+	return s.OpenBuf(id, blob, r, buf)
 }
 
 // Merge adds the keys of other (a key file read again) to k (and to every

@@ -158,7 +158,7 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	}
 	page := `SELECT i.rec, i.d FROM darkweb_index i WHERE` + w + group + `
 			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?`
-	got, res, err := d.pageRows(ctx, q.Limit, `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+	got, res, err := d.pageRows(ctx, q.Limit, `SELECT `+recordCols+`
 		FROM (`+page+`) p JOIN darkweb_records r ON r.seq = p.rec`, page, append(args, q.Limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
@@ -343,8 +343,8 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 	// seq and is skipped by the key_id filter when run again.
 	var cursor int64
 	for {
-		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT seq, id, key_id, blob, breach, breach_date, source, date_added
-			FROM darkweb_records WHERE seq > ? AND key_id = ? ORDER BY seq LIMIT 1000`), cursor, old.ID())
+		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT `+recordCols+`
+			FROM darkweb_records r WHERE r.seq > ? AND r.key_id = ? ORDER BY r.seq LIMIT 1000`), cursor, old.ID())
 		if err != nil {
 			return err
 		}
@@ -500,13 +500,13 @@ func (d *Store) emailChunk(ctx context.Context, chunk []int64) (map[int64][]row,
 			args[i] = chunk[i]
 		}
 	}
-	q := `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+	q := `SELECT i.k, ` + recordCols + `
 		FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (` + marks(len(args)) + `)`
 	if d.s.Engine() != "sqlite" {
 		// One array parameter: a prepared statement's generic plan
 		// for 500 scalar parameters hash-joined the whole records
 		// table (200 ms a page at a million records).
-		q = `SELECT i.k, r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+		q = `SELECT i.k, ` + recordCols + `
 			FROM unnest(?::bigint[]) u(k) JOIN darkweb_index i ON i.k = u.k JOIN darkweb_records r ON r.seq = i.rec`
 		args = []any{chunk}
 	}
@@ -515,14 +515,13 @@ func (d *Store) emailChunk(ctx context.Context, chunk []int64) (map[int64][]row,
 		return nil, err
 	}
 	defer rs.Close()
+	var sc rowScanner
 	for rs.Next() {
 		var r row
 		var k int64
-		var id []byte
-		if err := rs.Scan(&k, &r.seq, &id, &r.keyID, &r.blob, &r.breach, &r.breachDate, &r.source, &r.dateAdded); err != nil {
+		if err := sc.scan(rs, &r, &k); err != nil {
 			return nil, err
 		}
-		r.id = hex.EncodeToString(id)
 		byEmail[k] = append(byEmail[k], r)
 	}
 	return byEmail, rs.Err()

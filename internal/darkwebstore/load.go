@@ -837,7 +837,7 @@ func (d *Store) finishPending(ctx context.Context) error {
 // is in [lo, hi], from their decrypted blobs.
 func (d *Store) fillKeys(ctx context.Context, tx *sql.Tx, lo, hi int64) error {
 	for {
-		rows, err := tx.QueryContext(ctx, d.s.Rebind(`SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+		rows, err := tx.QueryContext(ctx, d.s.Rebind(`SELECT `+recordCols+`
 			FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq WHERE s.keys IS NULL AND s.seq BETWEEN ? AND ? ORDER BY s.seq LIMIT 2000`), lo, hi)
 		if err != nil {
 			return fmt.Errorf("read staged records: %w", err)
@@ -1106,7 +1106,7 @@ func (m *memIndex) reset() {
 // dropCache forgets cached search answers (a build changes them).
 func (d *Store) dropCache() {
 	d.mu.Lock()
-	d.cache = map[string]cacheEntry{}
+	d.cache, d.cacheBytes = map[string]cacheEntry{}, 0
 	d.mu.Unlock()
 }
 

@@ -26,7 +26,8 @@ const (
 // form (the page from the index joined to its records), recs the same
 // page's record numbers alone (rec, then anything else it selects); both
 // take args. Pages of up to parallelPageMin (limit) are read with joined.
-// The rows and their results come back in the same, unset, order.
+// The rows and their results come back in the same order: the index's
+// for a two-step page, else unset.
 func (d *Store) pageRows(ctx context.Context, limit int, joined, recs string, args ...any) ([]row, []Result, error) {
 	if limit < parallelPageMin {
 		rows, err := d.query(ctx, joined, args...)
@@ -68,14 +69,15 @@ func (d *Store) pageRows(ctx context.Context, limit int, joined, recs string, ar
 // recordsBySeq reads and decrypts the records numbered seqs, in chunks of
 // seqChunk, as many chunks at once as there are cores, each on its own
 // connection (a chunk's rows are decrypted as they arrive: scanOpen). The
-// rows come back in no set order. SQLite takes exactly seqChunk
+// rows come back in the order of seqs (in no set order if a record is
+// missing). SQLite takes exactly seqChunk
 // parameters a query (one prepared statement for every chunk);
 // PostgreSQL one array (a generic plan for hundreds of scalar parameters
 // can scan the whole table).
 func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, []Result, error) {
-	q := `SELECT seq, id, key_id, blob, breach, breach_date, source, date_added FROM darkweb_records WHERE seq IN (` + marks(seqChunk) + `)`
+	q := `SELECT ` + recordCols + ` FROM darkweb_records r WHERE r.seq IN (` + marks(seqChunk) + `)`
 	if d.s.Engine() != "sqlite" {
-		q = `SELECT seq, id, key_id, blob, breach, breach_date, source, date_added FROM darkweb_records WHERE seq = ANY(?::bigint[])`
+		q = `SELECT ` + recordCols + ` FROM darkweb_records r WHERE r.seq = ANY(?::bigint[])`
 	}
 	n := (len(seqs) + seqChunk - 1) / seqChunk
 	parts := make([][]row, n)
@@ -104,6 +106,9 @@ func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, []Result
 	if err != nil {
 		return nil, nil, err
 	}
+	if out, res, ok := inOrder(seqs, parts, results); ok {
+		return out, res, nil
+	}
 	var out []row
 	var res []Result
 	for i := range parts {
@@ -111,6 +116,32 @@ func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, []Result
 		res = append(res, results[i]...)
 	}
 	return out, res, nil
+}
+
+// inOrder joins the chunks' rows and results in the order of seqs (the
+// index's order: newest first), when each of seqs has exactly one row;
+// ok is false otherwise (a record gone, a number twice).
+func inOrder(seqs []int64, parts [][]row, results [][]Result) (out []row, res []Result, ok bool) {
+	at := make(map[int64]int, len(seqs))
+	for i, seq := range seqs {
+		at[seq] = i
+	}
+	if len(at) != len(seqs) {
+		return nil, nil, false
+	}
+	out, res = make([]row, len(seqs)), make([]Result, len(seqs))
+	n := 0
+	for p := range parts {
+		for i := range parts[p] {
+			j, found := at[parts[p][i].seq]
+			if !found {
+				return nil, nil, false
+			}
+			out[j], res[j] = parts[p][i], results[p][i]
+			n++
+		}
+	}
+	return out, res, n == len(seqs)
 }
 
 // inParallel runs fn(0) to fn(n-1), as many at once as there are cores

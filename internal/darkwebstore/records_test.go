@@ -2,6 +2,7 @@ package darkwebstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -84,4 +85,53 @@ func cleaned(t *testing.T, d *Store, recs []breach.Record) []breach.Record {
 		out[i] = r
 	}
 	return out
+}
+
+// TestInOrder: chunks' rows are joined in the order of the page's record
+// numbers, each with its own result; a number missing or given twice is
+// reported, so that the caller orders the rows itself.
+func TestInOrder(t *testing.T) {
+	parts := [][]row{{{seq: 2}, {seq: 9}}, {{seq: 4}}}
+	results := [][]Result{{{ID: "two"}, {ID: "nine"}}, {{ID: "four"}}}
+	out, res, ok := inOrder([]int64{9, 4, 2}, parts, results)
+	if !ok {
+		t.Fatal("not ordered")
+	}
+	for i, want := range []struct {
+		seq int64
+		id  string
+	}{{9, "nine"}, {4, "four"}, {2, "two"}} {
+		if out[i].seq != want.seq || res[i].ID != want.id {
+			t.Errorf("%d: seq %d id %s, want %d %s", i, out[i].seq, res[i].ID, want.seq, want.id)
+		}
+	}
+	for _, seqs := range [][]int64{{9, 4, 2, 7}, {9, 4, 4}, {9, 4}} {
+		if _, _, ok := inOrder(seqs, parts, results); ok {
+			t.Errorf("seqs %v: ordered though a row is missing, extra or twice", seqs)
+		}
+	}
+}
+
+// TestMalformedMetadataRefused: a record row whose metadata would not
+// split into its four fields (a breach name holding the separator, written
+// around the ingest's checks) fails the read instead of showing shifted
+// fields.
+func TestMalformedMetadataRefused(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, s, _ := open(t, engine)
+			recs := cleaned(t, d, []breach.Record{{Email: "meta@example.com", Password: "MetaPassw0rd!", Breach: "Meta", Source: "combolist"}})
+			if _, err := d.Add(ctx, recs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.DB().ExecContext(ctx, s.Rebind(`UPDATE darkweb_records SET breach = ?`), "Me\x1fta"); err != nil {
+				t.Fatal(err)
+			}
+			_, err := d.Search(ctx, Query{Type: breach.Email, Value: "meta@example.com", Limit: 10, NoCache: true})
+			if !errors.Is(err, errMeta) {
+				t.Fatalf("search of a malformed row: %v, want errMeta", err)
+			}
+		})
+	}
 }

@@ -53,7 +53,14 @@ func (d *Store) SetKeyReload(load func() (*breach.Keyring, error)) {
 // openRow decrypts a row with the key it was sealed with, reading the key
 // file again once when that key is unknown.
 func (d *Store) openRow(r row, rec *breach.Record) error {
-	err := d.keys.OpenKey(r.keyID, r.id, r.blob, rec)
+	_, err := d.openRowBuf(r, rec, nil)
+	return err
+}
+
+// openRowBuf is openRow decrypting into buf (breach.Keyring.OpenBuf); it
+// returns buf, grown as needed.
+func (d *Store) openRowBuf(r row, rec *breach.Record, buf []byte) ([]byte, error) {
+	buf, err := d.keys.OpenKeyBuf(r.keyID, r.id, r.blob, rec, buf)
 	if errors.Is(err, breach.ErrUnknownKey) {
 		if kr := d.reload; kr != nil {
 			kr.mu.Lock()
@@ -67,17 +74,17 @@ func (d *Store) openRow(r row, rec *breach.Record) error {
 			}
 			kr.mu.Unlock()
 			if d.keys.Has(r.keyID) {
-				err = d.keys.OpenKey(r.keyID, r.id, r.blob, rec)
+				buf, err = d.keys.OpenKeyBuf(r.keyID, r.id, r.blob, rec, buf)
 			}
 		}
 		if errors.Is(err, breach.ErrUnknownKey) {
-			return fmt.Errorf("%w: record %s: %v", ErrWrongKey, r.id, err)
+			return buf, fmt.Errorf("%w: record %s: %v", ErrWrongKey, r.id, err)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("record %s: %w", r.id, err)
+		return buf, fmt.Errorf("record %s: %w", r.id, err)
 	}
-	return nil
+	return buf, nil
 }
 
 const (
@@ -152,7 +159,7 @@ func (d *Store) Reseal(ctx context.Context, progress func(done int)) (done, left
 		}
 	}
 	d.mu.Lock()
-	d.cache = map[string]cacheEntry{}
+	d.cache, d.cacheBytes = map[string]cacheEntry{}, 0
 	d.mu.Unlock()
 	return done, left, nil
 }

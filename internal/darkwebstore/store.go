@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -62,8 +63,11 @@ type Store struct {
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
-	pages map[string]pageAt // where listing pages end (listing.go)
-	stmts sync.Map          // query text → *sql.Stmt (see query)
+	// cacheBytes is the cached answers' size (cacheEntry.size).
+	cacheBytes int
+	pages      map[string]pageAt       // where listing pages end (listing.go)
+	dates      map[string]breachDateAt // breach dates from the catalogue (breachDates)
+	stmts      sync.Map                // query text → *sql.Stmt (see query)
 	// runRows: index rows a build sorts in memory at once (0: buildRunRows;
 	// tests make it small to exercise the spilled runs).
 	runRows int
@@ -97,18 +101,80 @@ func (d *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 // CacheTTL is how long a search answer is reused (24 hours, README "Dark-web breach intelligence").
 const CacheTTL = 24 * time.Hour
 
-// cacheMax bounds the cached answers; the oldest half goes when full.
-const cacheMax = 10000
+// cacheMax bounds the cached answers, cacheMaxBytes their sealed rows'
+// bytes (a page of 1,000 records is about 700 KB): when either is reached,
+// the expired answers go, then others until half of both is left.
+const (
+	cacheMax      = 10000
+	cacheMaxBytes = 64 << 20
+)
 
 // cacheEntry is a cached search: the sealed rows, keyed by blind index,
-// so clear text never sits in the cache.
+// so clear text never sits in the cache; size is their bytes (cacheSize).
 type cacheEntry struct {
 	rows []row
 	at   time.Time
+	size int
+}
+
+// cacheRows returns rows to cache and their size in bytes: a small answer
+// is copied into one buffer of its exact size (rows read share 64 KiB
+// chunks: a cached answer of one record would keep a whole chunk); a
+// large one fills its chunks but the last, and is kept as it is.
+func cacheRows(rows []row) ([]row, int) {
+	n := 0
+	for _, r := range rows {
+		n += len(r.blob)
+	}
+	if n >= 4*scanChunk {
+		return rows, n + scanChunk + len(rows)*int(unsafe.Sizeof(row{}))
+	}
+	buf := make([]byte, 0, n)
+	out := make([]row, len(rows))
+	for i, r := range rows {
+		at := len(buf)
+		buf = append(buf, r.blob...)
+		r.blob = buf[at:len(buf):len(buf)]
+		out[i] = r
+	}
+	return out, n + len(rows)*int(unsafe.Sizeof(row{}))
+}
+
+// keepAnswer caches a search's rows under key, first making room.
+func (d *Store) keepAnswer(key string, rows []row, now time.Time) {
+	rows, size := cacheRows(rows)
+	if size > cacheMaxBytes/2 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if old, ok := d.cache[key]; ok {
+		d.cacheBytes -= old.size
+		delete(d.cache, key)
+	}
+	if len(d.cache) >= cacheMax || d.cacheBytes+size > cacheMaxBytes {
+		for k, e := range d.cache {
+			if now.Sub(e.at) >= CacheTTL {
+				d.cacheBytes -= e.size
+				delete(d.cache, k)
+			}
+		}
+		for k, e := range d.cache {
+			if len(d.cache) <= cacheMax/2 && d.cacheBytes+size <= cacheMaxBytes/2 {
+				break
+			}
+			d.cacheBytes -= e.size
+			delete(d.cache, k)
+		}
+	}
+	d.cache[key] = cacheEntry{rows: rows, at: now, size: size}
+	d.cacheBytes += size
 }
 
 // New returns the dark-web store on s.
-func New(s *store.Store) *Store { return &Store{s: s, cache: map[string]cacheEntry{}} }
+func New(s *store.Store) *Store {
+	return &Store{s: s, cache: map[string]cacheEntry{}, dates: map[string]breachDateAt{}}
+}
 
 // SetRegion sets the region assumed for phone numbers without a country
 // code (default US).
@@ -211,6 +277,9 @@ func (d *Store) PutBreach(ctx context.Context, b breach.BreachInfo) error {
 	if err != nil {
 		return fmt.Errorf("store breach %s: %w", b.Name, err)
 	}
+	d.mu.Lock()
+	delete(d.dates, b.Name)
+	d.mu.Unlock()
 	return nil
 }
 
@@ -249,7 +318,7 @@ type Query struct {
 // set order: newestFirstBoth sorts them with their results (an outer ORDER BY made SQLite copy
 // every record, blob and all, through a sorter: about half of the query
 // for a page of 1,000).
-const sqlSearch = `SELECT r.seq, r.id, r.key_id, r.blob, r.breach, r.breach_date, r.source, r.date_added
+const sqlSearch = `SELECT ` + recordCols + `
 	FROM (SELECT rec, d FROM darkweb_index
 		WHERE k = ? AND d >= ? AND d <= ?
 		ORDER BY d DESC, rec DESC LIMIT ?) p
@@ -313,16 +382,7 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 		return nil, fmt.Errorf("search %s: %w", q.Type, err)
 	}
 	newestFirstBoth(got, res)
-	d.mu.Lock()
-	if len(d.cache) >= cacheMax {
-		for k, e := range d.cache {
-			if now.Sub(e.at) >= CacheTTL || len(d.cache) >= cacheMax/2 {
-				delete(d.cache, k)
-			}
-		}
-	}
-	d.cache[key] = cacheEntry{rows: got, at: now}
-	d.mu.Unlock()
+	d.keepAnswer(key, got, now)
 	res = d.verified(res, q.Type, v)
 	return res, d.breachDates(ctx, res)
 }
@@ -405,39 +465,79 @@ func (d *Store) hasValue(r *breach.Record, t breach.Type, v string) bool {
 	return false
 }
 
+// breachDateTTL is how long a breach's date from the catalogue is reused
+// by searches and listings: a catalogue changed by another process (an
+// ingest of breaches) shows within it; one changed through this store
+// (PutBreach) at once.
+const breachDateTTL = time.Minute
+
+// breachDateAt is a breach's date as read from the catalogue at a time
+// ("" for a breach the catalogue lacks or gives no date).
+type breachDateAt struct {
+	date string
+	at   time.Time
+}
+
 // breachDates fills the breach date of records that have none from the
-// breach catalogue (ingest breaches).
+// breach catalogue (ingest breaches), read at most once a breachDateTTL
+// for a name (a query a page was a tenth of a 1,000-record search's wall
+// time when it ran between the page's reads and its answer).
 func (d *Store) breachDates(ctx context.Context, res []Result) error {
-	var names []any
-	seen := map[string]bool{}
-	for _, r := range res {
-		if r.Record.BreachDate == "" && r.Record.Breach != "" && !seen[r.Record.Breach] {
-			seen[r.Record.Breach] = true
-			names = append(names, r.Record.Breach)
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT name, breach_date FROM darkweb_breaches WHERE name IN (`+marks(len(names))+`)`), names...)
-	if err != nil {
-		return fmt.Errorf("breach catalogue: %w", err)
-	}
-	defer rows.Close()
+	now := d.s.Now()
 	dates := map[string]string{}
-	for rows.Next() {
-		var n, dt string
-		if err := rows.Scan(&n, &dt); err != nil {
+	var names []any
+	d.mu.Lock()
+	for _, r := range res {
+		n := r.Record.Breach
+		if r.Record.BreachDate != "" || n == "" {
+			continue
+		}
+		if _, seen := dates[n]; seen {
+			continue
+		}
+		dates[n] = ""
+		if e, ok := d.dates[n]; ok && now.Sub(e.at) < breachDateTTL {
+			dates[n] = e.date
+			continue
+		}
+		names = append(names, n)
+	}
+	d.mu.Unlock()
+	if len(names) > 0 {
+		rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(`SELECT name, breach_date FROM darkweb_breaches WHERE name IN (`+marks(len(names))+`)`), names...)
+		if err != nil {
+			return fmt.Errorf("breach catalogue: %w", err)
+		}
+		found := map[string]string{}
+		for rows.Next() {
+			var n, dt string
+			if err := rows.Scan(&n, &dt); err != nil {
+				rows.Close()
+				return err
+			}
+			found[n] = dt
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return err
 		}
-		dates[n] = dt
+		d.mu.Lock()
+		if len(d.dates) >= cacheMax {
+			clear(d.dates)
+		}
+		for _, n := range names {
+			dt := found[n.(string)]
+			dates[n.(string)] = dt
+			d.dates[n.(string)] = breachDateAt{date: dt, at: now}
+		}
+		d.mu.Unlock()
 	}
 	for i := range res {
 		if res[i].Record.BreachDate == "" {
 			res[i].Record.BreachDate = dates[res[i].Record.Breach]
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // scanRows reads rows; size is how many are expected at most (the page).
@@ -460,18 +560,42 @@ func scanRows(rows *sql.Rows, size int) ([]row, error) {
 // previous row's string when they are the same (a page's records mostly
 // share them).
 type rowScanner struct {
-	chunk                                    []byte
-	prev                                     row
-	id, keyID, blob, breach, breachDate, src sql.RawBytes
+	chunk          []byte
+	prev           row
+	id, blob, meta sql.RawBytes
 }
 
 // scanChunk is the size of the chunks blobs are copied into.
 const scanChunk = 64 << 10
 
-func (s *rowScanner) scan(rows *sql.Rows, r *row) error {
-	if err := rows.Scan(&r.seq, &s.id, &s.keyID, &s.blob, &s.breach, &s.breachDate, &s.src, &r.dateAdded); err != nil {
+// recordCols are a record row's columns as rowScanner reads them, from
+// the records table named r: its seq, date_added, id and blob, then the
+// key id, breach, source and breach date in one text column, separated
+// by U+001F. Four columns fewer: each column is three calls into SQLite
+// in the cgo-free driver, each under the connection's mutex, and an
+// allocation (an eighth of reading a page of random records). None of the
+// four holds U+001F: key ids are hex, breach names refuse control
+// characters (breach.CheckText), sources are the ingest kinds and breach
+// dates YYYY-MM-DD; a row with another count of them is an error, never
+// a record with its fields shifted.
+const recordCols = "r.seq, r.date_added, r.id, r.blob, r.key_id || '\x1f' || r.breach || '\x1f' || r.source || '\x1f' || r.breach_date"
+
+// errMeta is a record row whose metadata column does not split in four.
+var errMeta = errors.New("darkweb: record metadata malformed")
+
+// scan reads a row of recordCols, after the columns lead points to (as
+// many as the query selects before them).
+func (s *rowScanner) scan(rows *sql.Rows, r *row, lead ...any) error {
+	dst := append(lead, &r.seq, &r.dateAdded, &s.id, &s.blob, &s.meta)
+	if err := rows.Scan(dst...); err != nil {
 		return err
 	}
+	if bytes.Count(s.meta, []byte{0x1f}) != 3 {
+		return fmt.Errorf("%w (record %d)", errMeta, r.seq)
+	}
+	keyID, rest, _ := bytes.Cut(s.meta, []byte{0x1f})
+	breachName, rest, _ := bytes.Cut(rest, []byte{0x1f})
+	src, date, _ := bytes.Cut(rest, []byte{0x1f})
 	r.id = hex.EncodeToString(s.id)
 	if cap(s.chunk)-len(s.chunk) < len(s.blob) {
 		s.chunk = make([]byte, 0, max(scanChunk, len(s.blob)))
@@ -479,10 +603,10 @@ func (s *rowScanner) scan(rows *sql.Rows, r *row) error {
 	at := len(s.chunk)
 	s.chunk = append(s.chunk, s.blob...)
 	r.blob = s.chunk[at:len(s.chunk):len(s.chunk)]
-	r.keyID = reuse(s.prev.keyID, s.keyID)
-	r.breach = reuse(s.prev.breach, s.breach)
-	r.breachDate = reuse(s.prev.breachDate, s.breachDate)
-	r.source = reuse(s.prev.source, s.src)
+	r.keyID = reuse(s.prev.keyID, keyID)
+	r.breach = reuse(s.prev.breach, breachName)
+	r.breachDate = reuse(s.prev.breachDate, date)
+	r.source = reuse(s.prev.source, src)
 	s.prev = *r
 	return nil
 }
@@ -603,12 +727,15 @@ func (d *Store) open(rows []row) ([]Result, error) {
 	return out, nil
 }
 
-// openRange decrypts rows into out (as long as rows).
+// openRange decrypts rows into out (as long as rows), through one
+// plaintext buffer.
 func (d *Store) openRange(rows []row, out []Result) error {
+	var buf []byte
 	for i := range rows {
 		r, res := &rows[i], &out[i]
 		res.ID, res.DateAdded = r.id, r.dateAdded
-		if err := d.openRow(*r, &res.Record); err != nil {
+		var err error
+		if buf, err = d.openRowBuf(*r, &res.Record, buf); err != nil {
 			return err
 		}
 		res.Record.Breach, res.Record.BreachDate, res.Record.Source = r.breach, r.breachDate, r.source

@@ -475,3 +475,86 @@ func TestNewestFirstBoth(t *testing.T) {
 		}
 	}
 }
+
+// TestBreachDatesFromTheCatalogue: a record without a breach date takes
+// its breach's date from the catalogue; a change through this store shows
+// at once, one by another process (another store on the same database)
+// within breachDateTTL.
+func TestBreachDatesFromTheCatalogue(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, s, dsn := open(t, engine)
+			if _, err := d.Add(ctx, fixtures(t, d)); err != nil {
+				t.Fatal(err)
+			}
+			date := func() string {
+				t.Helper()
+				got, err := d.Search(ctx, Query{Type: breach.IP, Value: "192.0.2.44", Limit: 10, NoCache: true})
+				if err != nil || len(got) != 1 {
+					t.Fatalf("search: %d results, %v", len(got), err)
+				}
+				return got[0].Record.BreachDate
+			}
+			if got := date(); got != "" {
+				t.Fatalf("breach date %q before the catalogue has the breach", got)
+			}
+			if err := d.PutBreach(ctx, breach.BreachInfo{Name: "Other", BreachDate: "2019-07-08"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := date(); got != "2019-07-08" {
+				t.Fatalf("breach date %q right after PutBreach, want 2019-07-08", got)
+			}
+			// Another process changes the catalogue.
+			s2, err := store.Open(ctx, dsn, store.Files(Migrations()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			if err := New(s2).PutBreach(ctx, breach.BreachInfo{Name: "Other", BreachDate: "2018-05-06"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := date(); got != "2019-07-08" {
+				t.Fatalf("breach date %q within the TTL, want the date read before", got)
+			}
+			now := s.Now().Add(breachDateTTL)
+			s.Now = func() time.Time { return now }
+			if got := date(); got != "2018-05-06" {
+				t.Fatalf("breach date %q after the TTL, want 2018-05-06", got)
+			}
+		})
+	}
+}
+
+// TestAnswerCacheBounded: small cached answers keep their own copy of the
+// sealed rows (not the 64 KiB chunks they were read into), and the cache
+// stays within cacheMaxBytes however many large answers are cached.
+func TestAnswerCacheBounded(t *testing.T) {
+	d := New(nil)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	chunk := bytes.Repeat([]byte{7}, 700*1000)
+	page := make([]row, 1000)
+	for i := range page {
+		page[i] = row{seq: int64(i + 1), blob: chunk[i*700 : (i+1)*700]}
+	}
+	// A small answer gets its own copy of its rows.
+	d.keepAnswer("small", page[:3], now)
+	chunk[0] = 8
+	if e := d.cache["small"]; e.rows[0].blob[0] != 7 || cap(e.rows[0].blob) != 700 {
+		t.Fatal("a small cached answer shares the chunk it was read into")
+	}
+	chunk[0] = 7
+	for i := range 500 {
+		d.keepAnswer(fmt.Sprint("answer", i), page, now)
+		if d.cacheBytes > cacheMaxBytes {
+			t.Fatalf("after %d answers: %d bytes cached, more than %d", i+1, d.cacheBytes, cacheMaxBytes)
+		}
+	}
+	total := 0
+	for _, e := range d.cache {
+		total += e.size
+	}
+	if total != d.cacheBytes || len(d.cache) < 10 {
+		t.Fatalf("%d answers of %d bytes cached, counted %d", len(d.cache), total, d.cacheBytes)
+	}
+}
