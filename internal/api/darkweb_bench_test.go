@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api/apitest"
 	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/breachgen"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/schema"
@@ -56,6 +58,10 @@ import (
 // opens it with store.MmapMiB(N), PERISCOPE_DARKWEB_BENCH_CACHE_MIB=N with
 // store.PageCacheMiB(N) (each connection's cache of each file).
 func BenchmarkDarkwebHTTP(b *testing.B) {
+	prev := debug.SetGCPercent(-1) // the target before, restored after
+	debug.SetGCPercent(prev)
+	defer debug.SetGCPercent(prev)
+	cli.TuneGC(os.Getenv) // the collector's target serve runs with
 	n := 20000
 	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
 		n = v

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"testing"
 )
@@ -44,5 +45,24 @@ func TestOpenStoreMigrates(t *testing.T) {
 	var n int
 	if err := st.QueryRow(t.Context(), `SELECT COUNT(*) FROM vulns`).Scan(&n); err != nil {
 		t.Fatalf("vulns after OpenStore: %v", err)
+	}
+}
+
+// TestTuneGC: serve's collector target unless GOGC is set.
+func TestTuneGC(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	TuneGC(func(k string) string {
+		if k == "GOGC" {
+			return "150"
+		}
+		return ""
+	})
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("GOGC set: target changed to %d", got)
+	}
+	TuneGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != ServeGCPercent {
+		t.Fatalf("target %d, want %d", got, ServeGCPercent)
 	}
 }
