@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
@@ -58,10 +57,7 @@ import (
 // opens it with store.MmapMiB(N), PERISCOPE_DARKWEB_BENCH_CACHE_MIB=N with
 // store.PageCacheMiB(N) (each connection's cache of each file).
 func BenchmarkDarkwebHTTP(b *testing.B) {
-	prev := debug.SetGCPercent(-1) // the target before, restored after
-	debug.SetGCPercent(prev)
-	defer debug.SetGCPercent(prev)
-	cli.TuneGC(os.Getenv) // the collector's target serve runs with
+	defer cli.TuneGC(os.Getenv, cli.ServeGCPercent)() // as serve runs
 	n := 20000
 	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
 		n = v

@@ -85,10 +85,12 @@ func RedactDSN(dsn string) string {
 // live instead of twice.
 const ServeGCPercent = 400
 
-// TuneGC sets the collector's target to ServeGCPercent unless getenv says
-// GOGC.
-func TuneGC(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(ServeGCPercent)
+// TuneGC sets the collector's target to percent unless getenv says GOGC
+// (the environment wins), and returns the function that restores it.
+func TuneGC(getenv func(string) string, percent int) (restore func()) {
+	if getenv("GOGC") != "" {
+		return func() {}
 	}
+	prev := debug.SetGCPercent(percent)
+	return func() { debug.SetGCPercent(prev) }
 }

@@ -48,21 +48,26 @@ func TestOpenStoreMigrates(t *testing.T) {
 	}
 }
 
-// TestTuneGC: serve's collector target unless GOGC is set.
+// TestTuneGC: the given collector target unless GOGC is set, and back.
 func TestTuneGC(t *testing.T) {
 	prev := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(prev)
-	TuneGC(func(k string) string {
+	restore := TuneGC(func(k string) string {
 		if k == "GOGC" {
 			return "150"
 		}
 		return ""
-	})
+	}, ServeGCPercent)
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Fatalf("GOGC set: target changed to %d", got)
 	}
-	TuneGC(func(string) string { return "" })
-	if got := debug.SetGCPercent(100); got != ServeGCPercent {
+	restore()
+	restore = TuneGC(func(string) string { return "" }, ServeGCPercent)
+	if got := debug.SetGCPercent(ServeGCPercent); got != ServeGCPercent {
 		t.Fatalf("target %d, want %d", got, ServeGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("restored target %d, want 100", got)
 	}
 }
