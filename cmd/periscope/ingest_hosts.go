@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/scan"
@@ -41,16 +41,6 @@ func newHostIngester(cfg *config.Config, st *store.Store, l *wire.Ledger) (*host
 // (0.9 → 1.2 GB). GOGC in the environment wins.
 const bulkGCPercent = 200
 
-// bulkGC sets the collector for a bulk ingest, unless GOGC is set, and
-// returns the function that restores it.
-func bulkGC(getenv func(string) string) func() {
-	if getenv("GOGC") != "" {
-		return func() {}
-	}
-	prev := debug.SetGCPercent(bulkGCPercent)
-	return func() { debug.SetGCPercent(prev) }
-}
-
 // ingestHostsAs returns the ingester of one host-index input format.
 func ingestHostsAs(f scan.Format) ingester {
 	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
@@ -59,7 +49,7 @@ func ingestHostsAs(f scan.Format) ingester {
 			return fmt.Errorf("ingest %s: %w", f, err)
 		}
 		defer in.Enricher.Close()
-		defer bulkGC(e.getenv)()
+		defer cli.TuneGC(e.getenv, bulkGCPercent)()
 		// <observe:brand>: every stored name is matched against the
 		// monitored brands.
 		mon, err := newMonitor(brandConfigFromEnv(e.getenv), st, nil)

@@ -24,6 +24,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api/apitest"
 	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/breachgen"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/schema"
@@ -56,6 +57,7 @@ import (
 // opens it with store.MmapMiB(N), PERISCOPE_DARKWEB_BENCH_CACHE_MIB=N with
 // store.PageCacheMiB(N) (each connection's cache of each file).
 func BenchmarkDarkwebHTTP(b *testing.B) {
+	defer cli.TuneGC(os.Getenv, cli.ServeGCPercent)() // as serve runs
 	n := 20000
 	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
 		n = v

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"testing"
 )
@@ -44,5 +45,29 @@ func TestOpenStoreMigrates(t *testing.T) {
 	var n int
 	if err := st.QueryRow(t.Context(), `SELECT COUNT(*) FROM vulns`).Scan(&n); err != nil {
 		t.Fatalf("vulns after OpenStore: %v", err)
+	}
+}
+
+// TestTuneGC: the given collector target unless GOGC is set, and back.
+func TestTuneGC(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	restore := TuneGC(func(k string) string {
+		if k == "GOGC" {
+			return "150"
+		}
+		return ""
+	}, ServeGCPercent)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("GOGC set: target changed to %d", got)
+	}
+	restore()
+	restore = TuneGC(func(string) string { return "" }, ServeGCPercent)
+	if got := debug.SetGCPercent(ServeGCPercent); got != ServeGCPercent {
+		t.Fatalf("target %d, want %d", got, ServeGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("restored target %d, want 100", got)
 	}
 }

@@ -558,3 +558,26 @@ func TestAnswerCacheBounded(t *testing.T) {
 		t.Fatalf("%d answers of %d bytes cached, counted %d", len(d.cache), total, d.cacheBytes)
 	}
 }
+
+// TestVerifiedKeepsOnlyTheValue: a page's records are kept when their
+// value normalises to the one searched for (however spelled, the same
+// spelling again included), and dropped otherwise (a record that a key
+// another value shares brought in).
+func TestVerifiedKeepsOnlyTheValue(t *testing.T) {
+	d := New(nil)
+	v, err := d.norm.Normalize(breach.Address, "12 Example Street")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []Result
+	for i, a := range []string{"12 Example Street", "12 EXAMPLE STREET", "99 Other Road", "12 Example Street", "12 example street"} {
+		res = append(res, Result{ID: fmt.Sprint(i), Record: breach.Record{Address: a}})
+	}
+	var ids []string
+	for _, r := range d.verified(res, breach.Address, v) {
+		ids = append(ids, r.ID)
+	}
+	if strings.Join(ids, ",") != "0,1,3,4" {
+		t.Fatalf("kept %v, want 0,1,3,4", ids)
+	}
+}
