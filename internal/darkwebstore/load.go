@@ -1228,17 +1228,24 @@ func (f *idFeed) Err() error { return nil }
 // sendIDs sends the identities next yields to f in batches, until they end
 // or stop is closed.
 func sendIDs(next func() (idRow, bool), f *idFeed, stop <-chan struct{}) {
-	buf := make([]idRow, 0, feedBatch)
+	feedBatches(f.batches, f.free, stop, next)
+}
+
+// feedBatches sends the values next yields to batches, feedBatch at a time
+// (in buffers the consumer hands back on free, when it has), until next
+// ends or stop is closed.
+func feedBatches[T any](batches chan<- []T, free <-chan []T, stop <-chan struct{}, next func() (T, bool)) {
+	buf := make([]T, 0, feedBatch)
 	send := func() bool {
 		select {
-		case f.batches <- buf:
+		case batches <- buf:
 		case <-stop:
 			return false
 		}
 		select {
-		case buf = <-f.free:
+		case buf = <-free:
 		default:
-			buf = make([]idRow, 0, feedBatch)
+			buf = make([]T, 0, feedBatch)
 		}
 		return true
 	}
@@ -1622,36 +1629,17 @@ func (f *rowFeed) Err() error { return nil }
 // mergeRows sends the merged rows not in skip to f in batches, counting
 // the listing totals, until the merge ends or stop is closed.
 func mergeRows(m *merge, skip *seqSet, tally *listTally, f *rowFeed, stop <-chan struct{}) {
-	buf := make([]indexRow, 0, feedBatch)
-	send := func() bool {
-		select {
-		case f.batches <- buf:
-		case <-stop:
-			return false
+	feedBatches(f.batches, f.free, stop, func() (indexRow, bool) {
+		for {
+			r, ok := m.next()
+			if !ok || !skip.has(r.rec) {
+				if ok {
+					tally.add(r)
+				}
+				return r, ok
+			}
 		}
-		select {
-		case buf = <-f.free:
-		default:
-			buf = make([]indexRow, 0, feedBatch)
-		}
-		return true
-	}
-	for {
-		r, ok := m.next()
-		if !ok {
-			break
-		}
-		if skip.has(r.rec) {
-			continue
-		}
-		tally.add(r)
-		if buf = append(buf, r); len(buf) == feedBatch && !send() {
-			return
-		}
-	}
-	if len(buf) > 0 {
-		send()
-	}
+	})
 }
 
 // readStaged reads the keys staged in darkweb_stage as index rows, in runs
