@@ -1162,7 +1162,7 @@ func (d *Store) insertIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged
 	// One statement over a row feed (see insertSorted), merged on a
 	// goroutine of its own: the merge's comparisons of 16-byte ids were a
 	// third of the insert's time on the single writer.
-	feed := &idFeed{batches: make(chan []idRow, 4), free: make(chan []idRow, 6)}
+	feed := &idFeed{feedQueue[idRow]{batches: make(chan []idRow, 4), free: make(chan []idRow, 6)}}
 	stop := make(chan struct{})
 	go func() {
 		defer close(feed.batches)
@@ -1188,16 +1188,19 @@ func (d *Store) insertIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged
 	return fresh, nil
 }
 
-// idFeed is merged identities as a store.Rows, in batches from the
-// merge's goroutine; batches read go back to it through free.
-type idFeed struct {
-	batches chan []idRow
-	free    chan []idRow
-	cur     []idRow
+// feedQueue is the receiving end of feedBatches: batches from the
+// merge's goroutine, read one value at a time (cur[i]); batches read go
+// back to it through free.
+type feedQueue[T any] struct {
+	batches chan []T
+	free    chan []T
+	cur     []T
 	i       int
 }
 
-func (f *idFeed) Next() bool {
+// advance moves to the next value, waiting for the next batch when the
+// current one is read; false at the end.
+func (f *feedQueue[T]) advance() bool {
 	f.i++
 	for f.i >= len(f.cur) {
 		if f.cur != nil {
@@ -1214,6 +1217,13 @@ func (f *idFeed) Next() bool {
 		f.cur, f.i = b, 0
 	}
 	return true
+}
+
+// idFeed is merged identities as a store.Rows (feedQueue).
+type idFeed struct{ feedQueue[idRow] }
+
+func (f *idFeed) Next() bool {
+	return f.advance()
 }
 
 func (f *idFeed) Column(i int) any {
@@ -1479,7 +1489,7 @@ func (d *Store) insertSorted(ctx context.Context, b *buildTx, runRows int, known
 	// driver's binding of each of the 320 million values of a
 	// 10-million-record load took a third of the insert's time.
 	tally := listTally{known: known}
-	feed := &rowFeed{batches: make(chan []indexRow, 4), free: make(chan []indexRow, 6)}
+	feed := &rowFeed{feedQueue: feedQueue[indexRow]{batches: make(chan []indexRow, 4), free: make(chan []indexRow, 6)}}
 	stop := make(chan struct{})
 	go func() {
 		defer close(feed.batches)
@@ -1552,12 +1562,9 @@ const feedBatch = 4096
 // set) and, with hi moved on, goes on from that row for the next
 // statement.
 type rowFeed struct {
-	batches chan []indexRow
-	free    chan []indexRow
-	cur     []indexRow
-	i       int
-	hi      int64
-	last    bool
+	feedQueue[indexRow]
+	hi   int64
+	last bool
 	// held: the row at i ended the previous statement's rows, unread.
 	held bool
 	// n counts the rows read since it was last set to 0; with max set, the
@@ -1581,20 +1588,8 @@ func (f *rowFeed) Next() bool {
 		}
 		return !f.held
 	}
-	f.i++
-	for f.i >= len(f.cur) {
-		if f.cur != nil {
-			select {
-			case f.free <- f.cur[:0]:
-			default:
-			}
-		}
-		b, ok := <-f.batches
-		if !ok {
-			f.cur = nil
-			return false
-		}
-		f.cur, f.i = b, 0
+	if !f.advance() {
+		return false
 	}
 	f.held = !f.last && f.cur[f.i].k >= f.hi
 	if !f.held {
