@@ -569,6 +569,7 @@ type rowScanner struct {
 	chunk          []byte
 	prev           row
 	id, blob, meta sql.RawBytes
+	dst            []any
 }
 
 // scanChunk is the size of the chunks blobs are copied into.
@@ -592,8 +593,10 @@ var errMeta = errors.New("darkweb: record metadata malformed")
 // scan reads a row of recordCols, after the columns lead points to (as
 // many as the query selects before them).
 func (s *rowScanner) scan(rows *sql.Rows, r *row, lead ...any) error {
-	dst := append(lead, &r.seq, &r.dateAdded, &s.id, &s.blob, &s.meta)
-	if err := rows.Scan(dst...); err != nil {
+	// One destination slice for the scanner's life (a new one a row was
+	// an allocation a record).
+	s.dst = append(append(s.dst[:0], lead...), &r.seq, &r.dateAdded, &s.id, &s.blob, &s.meta)
+	if err := rows.Scan(s.dst...); err != nil {
 		return err
 	}
 	if bytes.Count(s.meta, []byte{0x1f}) != 3 {
