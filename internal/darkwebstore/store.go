@@ -36,9 +36,19 @@ func Migrations() store.MigrationSet {
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
-	return store.MigrationSet{Name: "darkweb", FS: sub, File: "darkweb",
+	return store.MigrationSet{Name: "darkweb", FS: sub, File: "darkweb", FileCacheKiB: readCacheKiB,
 		After: map[int]func(context.Context, *store.Store) error{20: moveToFile}}
 }
+
+// readCacheKiB is the dark-web file's page cache per connection (unless
+// the store is opened with store.PageCacheMiB, as an ingest is). A search
+// or listing page reads up to 1,000 records at random over gigabytes, one
+// page each: a cache of 64 MiB held almost none of them, and the cgo-free
+// SQLite's page cache, one lock and one LRU list for every connection's,
+// got slower as it grew. At 10M records two connections read 1,000 random
+// records in 3.8–4.0 ms with 1–2 MiB against 8.9 ms with 64 MiB, and one
+// in 5.9 against 7.0 ms (BENCHMARKS.md, session 15).
+const readCacheKiB = 2048
 
 // moveToFile moves the dark-web rows an earlier release stored in the main
 // SQLite file into the dark-web file (migration 20).

@@ -109,7 +109,7 @@ func (d sqliteDialect) open(path string, o options) (*sql.DB, error) {
 			[2]string{"ATTACH DATABASE ? AS " + name, "file:" + escapeURIPath(FilePath(path, name))},
 			[2]string{"PRAGMA " + name + ".journal_mode = WAL"},
 			[2]string{"PRAGMA " + name + ".synchronous = NORMAL"},
-			[2]string{fmt.Sprintf("PRAGMA %s.cache_size = %d", name, -1024*cacheMiB(o))})
+			[2]string{fmt.Sprintf("PRAGMA %s.cache_size = %d", name, -fileCacheKiB(o, name))})
 		if o.mmapMiB > 0 {
 			stmts = append(stmts, [2]string{fmt.Sprintf("PRAGMA %s.mmap_size = %d", name, int64(o.mmapMiB)<<20)})
 		}
@@ -154,6 +154,15 @@ func FilePath(path, name string) string {
 // path.
 func escapeURIPath(path string) string {
 	return strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f").Replace(path)
+}
+
+// fileCacheKiB is the page cache per connection of the attached file name:
+// its set's FileCacheKiB unless PageCacheMiB was given, else cacheMiB.
+func fileCacheKiB(o options, name string) int {
+	if n := o.fileCacheKiB[name]; n > 0 && o.cacheMiB == 0 {
+		return n
+	}
+	return 1024 * cacheMiB(o)
 }
 
 func cacheMiB(o options) int {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,4 +112,50 @@ func rows(t *testing.T, s *Store, q string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// A set's file gets the set's page cache on every connection, the main
+// file the store's; PageCacheMiB, a bulk writer's setting, holds for both.
+func TestFileCache(t *testing.T) {
+	ctx := context.Background()
+	set := MigrationSet{Name: "extra", File: "extra", FileCacheKiB: 2048}
+	for _, c := range []struct {
+		opts        []Option
+		main, extra string
+	}{
+		{[]Option{Files(set)}, "-65536", "-2048"},
+		{[]Option{Files(set), PageCacheMiB(256)}, "-262144", "-262144"},
+		{[]Option{Files(MigrationSet{Name: "extra", File: "extra"})}, "-65536", "-65536"},
+	} {
+		s, err := Open(ctx, filepath.Join(t.TempDir(), "periscope.db"), c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two connections at once: the pragmas are set on each.
+		c1, err := s.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2, err := s.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, conn := range []interface {
+			QueryRowContext(context.Context, string, ...any) *sql.Row
+		}{c1, c2} {
+			var main, extra string
+			if err := conn.QueryRowContext(ctx, `PRAGMA main.cache_size`).Scan(&main); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.QueryRowContext(ctx, `PRAGMA extra.cache_size`).Scan(&extra); err != nil {
+				t.Fatal(err)
+			}
+			if main != c.main || extra != c.extra {
+				t.Errorf("cache_size main %s extra %s, want %s and %s", main, extra, c.main, c.extra)
+			}
+		}
+		c1.Close()
+		c2.Close()
+		s.Close()
+	}
 }

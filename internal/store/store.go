@@ -104,6 +104,9 @@ type options struct {
 	cacheMiB int
 	mmapMiB  int
 	files    []string
+	// fileCacheKiB is the page cache of files whose set names one
+	// (MigrationSet.FileCacheKiB), used unless PageCacheMiB is given.
+	fileCacheKiB map[string]int
 	// feeds is the module Open registers for Feed (set by Open itself).
 	feeds *feedModule
 }
@@ -117,6 +120,12 @@ func Files(sets ...MigrationSet) Option {
 		for _, set := range sets {
 			if set.File != "" && !slices.Contains(o.files, set.File) {
 				o.files = append(o.files, set.File)
+			}
+			if set.File != "" && set.FileCacheKiB > 0 {
+				if o.fileCacheKiB == nil {
+					o.fileCacheKiB = map[string]int{}
+				}
+				o.fileCacheKiB[set.File] = set.FileCacheKiB
 			}
 		}
 	}
@@ -396,6 +405,14 @@ type MigrationSet struct {
 	// connection's whole cache of a file whenever another connection has
 	// written to it. PostgreSQL ignores it.
 	File string
+	// FileCacheKiB, when set, is SQLite's page cache per connection for
+	// File, in KiB, unless the store is opened with PageCacheMiB (a bulk
+	// writer's setting, which then holds for every file). The cgo-free
+	// SQLite's page cache gets slower as it grows (one lock and one LRU
+	// list for every connection's cache), so a file read a page a row at
+	// random over gigabytes, which no cache of a useful size holds, reads
+	// faster with a small one (BENCHMARKS.md, session 15).
+	FileCacheKiB int
 }
 
 // coreMigrations is the schema of what every capability shares.
