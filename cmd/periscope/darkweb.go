@@ -454,7 +454,9 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := cli.OpenStore(ctx, cfg.Database)
+	// A bulk writer, as an ingest is: every record re-sealed, every
+	// index rebuilt (serve keeps the dark-web file's cache small).
+	st, err := cli.OpenStore(ctx, cfg.Database, store.PageCacheMiB(ingestCacheMiB))
 	if err != nil {
 		return err
 	}

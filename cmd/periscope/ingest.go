@@ -34,9 +34,10 @@ func ingesters() map[string]ingester {
 	return m
 }
 
-// ingestCacheMiB is SQLite's page cache per connection during an ingest
-// (the service keeps the 64 MiB default): a bulk writer touches index pages
-// all over the file, and a cache that holds them reads and spills less.
+// ingestCacheMiB is SQLite's page cache per connection, for every file,
+// during an ingest or a key rotation (the service keeps 64 MiB, and 2 MiB
+// for the dark-web file): a bulk writer touches index pages all over the
+// file, and a cache that holds them reads and spills less.
 const ingestCacheMiB = 256
 
 func cmdIngest(ctx context.Context, e env, args []string) error {
