@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -252,5 +253,96 @@ func BenchmarkSearchAndListings(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(len(ds)), "cpu-ms/op-"+name)
 			b.ReportMetric(float64(p95(ds).Microseconds())/1000, "ms-p95-"+name)
 		}
+	}
+}
+
+// BenchmarkRandomRecords reads pages of 1,000 records at random by number
+// through the path of large search and listing pages (recordsBySeq: chunks
+// on every core, each on a connection of its own, decrypted as read), with
+// the dark-web file's page cache as serve opens it (readCacheKiB) and at
+// the 64 MiB every file had before, on the same database:
+// PERISCOPE_DARKWEB_BENCH_DB (a SQLite file loaded by an earlier run of
+// this or BenchmarkSearchAndListings, kept) or a fresh file of
+// PERISCOPE_DARKWEB_BENCH_RECORDS records (default 100,000). Each
+// configuration reads fresh numbers (a page's records are misses in any
+// cache, as they are at scale).
+func BenchmarkRandomRecords(b *testing.B) {
+	n := 100000
+	if v, err := strconv.Atoi(os.Getenv("PERISCOPE_DARKWEB_BENCH_RECORDS")); err == nil && v > 0 {
+		n = v
+	}
+	if os.Getenv("PERISCOPE_BENCH_POSTGRES") != "" {
+		b.Skip("the page cache is SQLite's")
+	}
+	d, s, path := benchStore(b)
+	have, err := d.Count(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if have < int64(n) {
+		load(b, d, breachgen.New(2, benchDomains(n)...), n-int(have))
+		if have, err = d.Count(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Close()
+	var last int64
+	for _, c := range []struct {
+		name string
+		opts []store.Option
+	}{
+		{"cache-2MiB", nil},
+		{"cache-64MiB", []store.Option{store.PageCacheMiB(64)}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s, err := store.Open(context.Background(), path, append(c.opts, store.Files(Migrations()))...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			rd := New(s)
+			k, _ := breach.NewKeyring([]byte("periscope-bench-darkweb-key-32by"))
+			if err := rd.Unlock(context.Background(), k); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.DB().QueryRowContext(context.Background(), `SELECT MAX(seq) FROM darkweb_records`).Scan(&last); err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(uint64(len(c.name)), 7))
+			page := func() []int64 { // 1,000 distinct numbers
+				seen := map[int64]bool{}
+				seqs := make([]int64, 0, 1000)
+				for len(seqs) < 1000 {
+					if seq := 1 + rng.Int64N(last); !seen[seq] {
+						seen[seq] = true
+						seqs = append(seqs, seq)
+					}
+				}
+				return seqs
+			}
+			for range 20 { // every connection opened and its statements prepared
+				if _, _, err := rd.recordsBySeq(context.Background(), page()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ds := make([]time.Duration, 0, b.N)
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for range b.N {
+				seqs := page()
+				t0 := time.Now()
+				got, _, err := rd.recordsBySeq(context.Background(), seqs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, time.Since(t0))
+				if len(got) != len(seqs) && have == last {
+					b.Fatalf("%d records of %d read", len(got), len(seqs))
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(p95(ds).Microseconds())/1000, "ms-p95")
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
 	}
 }
