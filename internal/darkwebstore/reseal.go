@@ -158,9 +158,7 @@ func (d *Store) Reseal(ctx context.Context, progress func(done int)) (done, left
 			return done, 0, fmt.Errorf("reseal: forget retired keys: %w", err)
 		}
 	}
-	d.mu.Lock()
-	d.cache, d.cacheBytes = map[string]cacheEntry{}, 0
-	d.mu.Unlock()
+	d.dropCache()
 	return done, left, nil
 }
 
