@@ -51,6 +51,16 @@ func open(t *testing.T, engine string) (*Store, *store.Store, string) {
 	return d, s, dsn
 }
 
+// openFixtures is open with the fixtures added.
+func openFixtures(t *testing.T, engine string) (*Store, *store.Store, string) {
+	t.Helper()
+	d, s, dsn := open(t, engine)
+	if _, err := d.Add(context.Background(), fixtures(t, d)); err != nil {
+		t.Fatal(err)
+	}
+	return d, s, dsn
+}
+
 // fixtures are synthetic records with reserved values only.
 func fixtures(t *testing.T, d *Store) []breach.Record {
 	t.Helper()
@@ -144,10 +154,7 @@ func TestWrongKeyRefusedAndRotation(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			d, s, _ := open(t, engine)
-			if _, err := d.Add(ctx, fixtures(t, d)); err != nil {
-				t.Fatal(err)
-			}
+			d, s, _ := openFixtures(t, engine)
 			if err := New(s).Unlock(ctx, keyring(t, 2)); !errors.Is(err, ErrWrongKey) {
 				t.Fatalf("other key: %v", err)
 			}
@@ -183,10 +190,7 @@ func TestNothingInClear(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			d, s, dsn := open(t, engine)
-			if _, err := d.Add(ctx, fixtures(t, d)); err != nil {
-				t.Fatal(err)
-			}
+			_, s, dsn := openFixtures(t, engine)
 			var raw []byte
 			switch engine {
 			case "sqlite":
@@ -484,10 +488,7 @@ func TestBreachDatesFromTheCatalogue(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			d, s, dsn := open(t, engine)
-			if _, err := d.Add(ctx, fixtures(t, d)); err != nil {
-				t.Fatal(err)
-			}
+			d, s, dsn := openFixtures(t, engine)
 			date := func() string {
 				t.Helper()
 				got, err := d.Search(ctx, Query{Type: breach.IP, Value: "192.0.2.44", Limit: 10, NoCache: true})
