@@ -158,7 +158,7 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	}
 	page := `SELECT i.rec, i.d FROM darkweb_index i WHERE` + w + group + `
 			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?`
-	got, res, err := d.pageRows(ctx, q.Limit, `SELECT `+recordCols+`
+	got, res, err := d.pageRows(ctx, q.Limit, nil, `SELECT `+recordCols+`
 		FROM (`+page+`) p JOIN darkweb_records r ON r.seq = p.rec`, page, append(args, q.Limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
@@ -394,8 +394,8 @@ func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress 
 		return err
 	}
 	defer tx.Rollback()
-	for _, q := range []string{`DELETE FROM darkweb_index`, `DELETE FROM darkweb_ids`, `DELETE FROM darkweb_counts`, `DELETE FROM darkweb_stage`,
-		`INSERT INTO darkweb_stage (seq, d) SELECT seq, date_added FROM darkweb_records`} {
+	for _, q := range append([]string{`DELETE FROM darkweb_index`, `DELETE FROM darkweb_ids`, `DELETE FROM darkweb_counts`, `DELETE FROM darkweb_stage`,
+		`INSERT INTO darkweb_stage (seq, d) SELECT seq, date_added FROM darkweb_records`}, sqlDropHeads...) {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("activate new key: %w", err)
 		}

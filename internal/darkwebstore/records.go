@@ -27,8 +27,10 @@ const (
 // page's record numbers alone (rec, then anything else it selects); both
 // take args. Pages of up to parallelPageMin (limit) are read with joined.
 // The rows and their results come back in the same order: the index's
-// for a two-step page, else unset.
-func (d *Store) pageRows(ctx context.Context, limit int, joined, recs string, args ...any) ([]row, []Result, error) {
+// for a two-step page, else unset. head, when set, is asked first for a
+// two-step page of at least headMin records (headRows; ok false: read the
+// records by number).
+func (d *Store) pageRows(ctx context.Context, limit int, head func(seqs []int64) ([]row, []Result, bool, error), joined, recs string, args ...any) ([]row, []Result, error) {
 	if limit < parallelPageMin {
 		rows, err := d.query(ctx, joined, args...)
 		if err != nil {
@@ -62,6 +64,15 @@ func (d *Store) pageRows(ctx context.Context, limit int, joined, recs string, ar
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
+	}
+	if head != nil && len(seqs) >= headMin {
+		out, res, ok, err := head(seqs)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			return out, res, nil
+		}
 	}
 	return d.recordsBySeq(ctx, seqs)
 }

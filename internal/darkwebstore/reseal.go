@@ -158,6 +158,12 @@ func (d *Store) Reseal(ctx context.Context, progress func(done int)) (done, left
 			return done, 0, fmt.Errorf("reseal: forget retired keys: %w", err)
 		}
 	}
+	// The heads still hold rows sealed with the older keys (searches read
+	// those from the records table once the keys are gone): the builder's
+	// next pass copies them again.
+	if _, err := d.s.DB().ExecContext(ctx, `DELETE FROM darkweb_heads_done`); err != nil {
+		return done, left, fmt.Errorf("reseal: %w", err)
+	}
 	d.dropCache()
 	return done, left, nil
 }

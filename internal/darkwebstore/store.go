@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -78,6 +79,8 @@ type Store struct {
 	pages      map[string]pageAt       // where listing pages end (listing.go)
 	dates      map[string]breachDateAt // breach dates from the catalogue (breachDates)
 	stmts      sync.Map                // query text → *sql.Stmt (see query)
+	// headHits counts the records searches took from heads (tests).
+	headHits atomic.Int64
 	// runRows: index rows a build sorts in memory at once (0: buildRunRows;
 	// tests make it small to exercise the spilled runs).
 	runRows int
@@ -387,7 +390,10 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 			return res, d.breachDates(ctx, res)
 		}
 	}
-	got, res, err := d.pageRows(ctx, q.Limit, sqlSearch, sqlSearchRecs, k, q.From, to, q.Limit)
+	head := func(seqs []int64) ([]row, []Result, bool, error) {
+		return d.headRows(ctx, k, q.From, to, q.Limit, seqs)
+	}
+	got, res, err := d.pageRows(ctx, q.Limit, head, sqlSearch, sqlSearchRecs, k, q.From, to, q.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", q.Type, err)
 	}
