@@ -117,13 +117,17 @@ const sqlHeadBehind = `SELECT COUNT(*) FROM (SELECT d, rec FROM darkweb_index WH
 	WHERE NOT EXISTS (SELECT 1 FROM darkweb_heads h WHERE h.k = ? AND h.d = i.d AND h.rec = i.rec AND h.key_id = ?)`
 
 // sqlHeadCopy copies the key's newest headMax records into its head (after
-// sqlHeadDrop), in one statement: the engine reads the records.
+// sqlHeadDrop), in one statement: the engine reads the records. In key
+// order: rows written newest first went in before the previous one each
+// time and left SQLite's pages half empty (2.7 GB against 1.3 for the 4.9
+// million head rows of 10 million records).
 const (
 	sqlHeadDrop = `DELETE FROM darkweb_heads WHERE k = ?`
 	sqlHeadCopy = `INSERT INTO darkweb_heads (k, d, rec, id, key_id, blob, meta)
 	SELECT CAST(? AS BIGINT), i.d, i.rec, r.id, r.key_id, r.blob, r.breach || '` + "\x1f" + `' || r.source || '` + "\x1f" + `' || r.breach_date
 	FROM (SELECT d, rec FROM darkweb_index WHERE k = ? ORDER BY d DESC, rec DESC LIMIT ?) i
-	JOIN darkweb_records r ON r.seq = i.rec`
+	JOIN darkweb_records r ON r.seq = i.rec
+	ORDER BY i.d, i.rec`
 )
 
 // BuildHeads writes the head of every search key with headMin records or
