@@ -102,7 +102,37 @@ func setupDarkweb(ctx context.Context, svc *services) error {
 	}
 	svc.deps.Darkweb = dw
 	svc.dw = dw
+	svc.workers = append(svc.workers, darkwebHeads(dw, headsInterval, svc.log))
 	return nil
+}
+
+// headsInterval is how often serve looks for records ingested since the
+// answer heads were last built (a look that finds none reads one row).
+const headsInterval = time.Minute
+
+// darkwebHeads builds the dark-web answer heads at start and again after
+// every ingest (README "Answer heads"): on one instance, in the
+// background. A failed pass (an ingest holding the database, say) is
+// logged and tried again at the next.
+func darkwebHeads(dw *darkwebstore.Store, interval time.Duration, log *slog.Logger) worker {
+	return worker{name: "darkweb-heads", run: func(ctx context.Context) error {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			st, err := dw.BuildHeads(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.Warn("dark web: building answer heads failed; trying again later", "err", err)
+			case err == nil && st.Built > 0:
+				log.Info("dark web: answer heads built", "keys", st.Keys, "built", st.Built, "rows", st.Rows, "took", st.Took.Round(time.Millisecond).String())
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+	}}
 }
 
 // darkwebKinds are the ingest kinds of the dark web (README "Command line").
