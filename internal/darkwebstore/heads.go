@@ -214,6 +214,14 @@ func (d *Store) BuildHeads(ctx context.Context) (HeadStats, error) {
 		}
 		st.Built += len(batch)
 	}
+	if q := d.s.Dialect().VacuumAnalyze("darkweb_heads"); q != "" && st.Rows >= analyzeAfter {
+		// PostgreSQL: planner statistics for the grown table (planned on
+		// none, a head was read through a bitmap scan and a sort: 2 ms
+		// against 0.4 in its index's order, at 10 million records).
+		if _, err := d.s.DB().ExecContext(ctx, q); err != nil {
+			return st, fmt.Errorf("heads: analyze: %w", err)
+		}
+	}
 	// Complete: every record up to maxSeq was indexed when the pass began,
 	// so every key they are indexed under is covered.
 	err = d.s.Tx(ctx, func(tx *store.Tx) error {
