@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -47,32 +46,13 @@ func TestDarkwebHeadsWorker(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := darkwebHeads(dw, 10*time.Millisecond, slog.New(slog.DiscardHandler))
-			wctx, cancel := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- w.run(wctx) }()
-			deadline := time.Now().Add(10 * time.Second)
-			for {
+			runWorkerUntil(t, w, 10*time.Second, func() (bool, string) {
 				var n int
 				if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_heads`).Scan(&n); err != nil {
 					t.Fatal(err)
 				}
-				if n == 600 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%d head rows, want 600 (the address's and example.com's)", n)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			cancel()
-			select {
-			case err := <-done:
-				if !errors.Is(err, context.Canceled) {
-					t.Errorf("worker returned %v", err)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("worker did not stop")
-			}
+				return n == 600, fmt.Sprintf("%d head rows, want 600 (the address's and example.com's)", n)
+			})
 			got, err := dw.Search(ctx, darkwebstore.Query{Type: breach.Address, Value: "1 SENTINEL STREET", Limit: 1000, NoCache: true})
 			if err != nil || len(got) != 300 {
 				t.Fatalf("search: %d records, %v", len(got), err)

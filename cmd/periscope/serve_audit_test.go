@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -29,26 +30,38 @@ func TestAuditPrunerPrunesAndStops(t *testing.T) {
 		}
 	}
 	w := auditPruner(s, 90*24*time.Hour, 10*time.Millisecond, slog.New(slog.DiscardHandler))
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.run(wctx) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	runWorkerUntil(t, w, 5*time.Second, func() (bool, string) {
 		_, total, err := s.AuditLogs(ctx, store.AuditFilter{AccountID: a.ID, Page: 1, PerPage: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if total == 1 {
+		return total == 1, fmt.Sprintf("%d records left, want 1", total)
+	})
+}
+
+// runWorkerUntil runs w until done reports true (checked every 10 ms; past
+// within, the test fails with done's message), then stops it and checks it
+// returns with its context.
+func runWorkerUntil(t *testing.T, w worker, within time.Duration, done func() (bool, string)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- w.run(ctx) }()
+	deadline := time.Now().Add(within)
+	for {
+		ok, msg := done()
+		if ok {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d records left, want 1", total)
+			t.Fatal(msg)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
 	select {
-	case err := <-done:
+	case err := <-stopped:
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("worker returned %v", err)
 		}
