@@ -190,7 +190,15 @@ func TestNothingInClear(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
-			_, s, dsn := openFixtures(t, engine)
+			d, s, dsn := openFixtures(t, engine)
+			// Records with an answer head: the heads hold copies of
+			// their rows, sealed as the records are.
+			if _, err := d.Add(ctx, headRecords(t, d, 0, headMin)); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := d.BuildHeads(ctx); err != nil || st.Rows < headMin {
+				t.Fatalf("heads: %+v %v", st, err)
+			}
 			var raw []byte
 			switch engine {
 			case "sqlite":
@@ -221,7 +229,7 @@ func TestNothingInClear(t *testing.T) {
 			case "postgres":
 				raw = pgDump(t, s, dsn)
 			}
-			for _, sec := range secrets {
+			for _, sec := range append(secrets, "HeadSecret-", "head0@example", "sentinel street") {
 				if bytes.Contains(bytes.ToLower(raw), bytes.ToLower([]byte(sec))) {
 					t.Errorf("%q found in clear in the %s data", sec, engine)
 				}
@@ -234,6 +242,11 @@ func TestNothingInClear(t *testing.T) {
 			// The scan can find: the breach name is stored in clear.
 			if !bytes.Contains(raw, []byte("ExampleBreach")) {
 				t.Fatal("scan did not see the clear breach name: the scan is blind")
+			}
+			// And it read the heads: their rows name the breach too (the
+			// records once, the address's and the domain's heads twice).
+			if n := bytes.Count(raw, []byte("HeadBreach")); n < 3*headMin {
+				t.Fatalf("the breach of the head records seen %d times, want %d or more: the scan missed the heads", n, 3*headMin)
 			}
 		})
 	}
