@@ -56,9 +56,13 @@ func (d *Store) headRows(ctx context.Context, k, from, to int64, limit int, seqs
 		return nil, nil, false, err
 	}
 	got, opened, err := d.scanOpen(rows, limit)
+	if err != nil && ctx.Err() != nil {
+		return nil, nil, false, err // the request is gone: no second read
+	}
 	if err != nil || len(got) == 0 {
 		// A row sealed with a key this store does not hold (a head copied
-		// during a rotation): the records table has the row re-sealed.
+		// during a rotation): the records table has the row re-sealed. Any
+		// other failure is met again there and reported.
 		return nil, nil, false, nil
 	}
 	at := make(map[int64]int, len(got))
