@@ -1166,7 +1166,7 @@ func (d *Store) insertIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged
 	stop := make(chan struct{})
 	go func() {
 		defer close(feed.batches)
-		sendIDs(mergeIDs(runs), feed, stop)
+		feedBatches(feed.batches, feed.free, stop, mergeIDs(runs))
 	}()
 	defer func() {
 		close(stop)
@@ -1234,12 +1234,6 @@ func (f *idFeed) Column(i int) any {
 }
 
 func (f *idFeed) Err() error { return nil }
-
-// sendIDs sends the identities next yields to f in batches, until they end
-// or stop is closed.
-func sendIDs(next func() (idRow, bool), f *idFeed, stop <-chan struct{}) {
-	feedBatches(f.batches, f.free, stop, next)
-}
 
 // feedBatches sends the values next yields to batches, feedBatch at a time
 // (in buffers the consumer hands back on free, when it has), until next
