@@ -174,7 +174,7 @@ func demoCurls(base, free, ent, oem string) []string {
 		c(ent, "'"+base+"/api/v1/enterprise/darkweb/potential-phishing?q=github&from=01/01/2020'"),
 		c(ent, base+"/api/v1/enterprise/certificates"),
 		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"github.com\"}' "+base+"/api/v1/oem/potential-phishing/search"),
-		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"paypal.com\"}' "+base+"/api/v1/oem/typosquatting/search"),
+		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"github.com\"}' "+base+"/api/v1/oem/typosquatting/search"),
 		// <curl:whois>
 		c(oem, "-H 'Content-Type: application/json' -d '{\"domain\":\"google.com\"}' "+base+"/api/v1/oem/whois/lookup"),
 		c(oem, "-H 'Content-Type: application/json' -d '{\"registrar\":\"markmonitor\"}' "+base+"/api/v1/oem/whois/search"),
