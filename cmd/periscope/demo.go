@@ -148,6 +148,8 @@ func loadCapabilityDemos(ctx context.Context, svc *services, accounts demoAccoun
 	if err := loadDarkwebDemo(ctx, svc, accounts); err != nil {
 		return err
 	}
+	// <demo:alerts>
+	svc.workers = append(svc.workers, demoChanges(svc))
 	return nil
 }
 
@@ -182,5 +184,8 @@ func demoCurls(base, free, ent, oem string) []string {
 	out = append(out, hostsCurls(base, free, oem)...)
 	// <curl:darkweb>
 	out = append(out, darkwebCurls(base, ent, oem)...)
+	// <curl:alerts>
+	out = append(out, "# the enterprise organization's alerts, from the demo's changes, about 15 s after the start:",
+		c(ent, base+"/api/v1/enterprise/alerts"))
 	return out
 }

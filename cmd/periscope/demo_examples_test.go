@@ -15,10 +15,13 @@ import (
 // TestDemoExamplesAnswer runs every curl command serve --demo prints, as
 // printed (its headers, method and body), against the demo server: each
 // answers 200 with something in it, so no example shows a new user an
-// error or an empty answer.
+// error or an empty answer (the alerts example once the demo's changes
+// have raised them).
 func TestDemoExamplesAnswer(t *testing.T) {
-	s := startServer(t, storetest.DSN(t, "sqlite"), "--demo")
+	s := startServer(t, storetest.DSN(t, "sqlite"), "--demo", "--alert-baseline", "1s", "--alert-feed-interval", "1s")
 	out := s.stdout.String()
+	// The alerts example answers once the demo's changes are in.
+	waitDemoAlerts(t, s, demoKeys(t, out)["enterprise"], 4)
 	_, tried, ok := strings.Cut(out, "Try:\n")
 	if !ok {
 		t.Fatalf("no examples printed:\n%s", out)

@@ -87,6 +87,9 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	} else if len(pos) > 0 {
 		return fmt.Errorf("serve: unexpected argument %q", pos[0])
 	}
+	if cfg.Demo {
+		demoAlertSettings(fs, e.getenv, alertsCfg)
+	}
 	defer cli.TuneGC(e.getenv, cli.ServeGCPercent)()
 	if err := cfg.Validate(); err != nil {
 		return err
