@@ -57,7 +57,7 @@ func TestDemoAlerts(t *testing.T) {
 				kinds = append(kinds, a.Type+"/"+a.Severity)
 				if a.Type == "compromised_credential" {
 					for _, secret := range []string{"jordan.sample901@", "taylor.test902@", "alex.admin903@", "Wave-demo-"} {
-						if strings.Contains(a.Message, secret) || strings.Contains(a.Title, secret) || strings.Contains(jsonOf(t, a.Evidence), secret) {
+						if strings.Contains(a.Message, secret) || strings.Contains(a.Title, secret) || strings.Contains(mustJSON(t, a.Evidence), secret) {
 							t.Errorf("credential alert shows %q: %+v", secret, a)
 						}
 					}
@@ -97,13 +97,4 @@ func TestDemoAlerts(t *testing.T) {
 			}
 		})
 	}
-}
-
-func jsonOf(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
