@@ -29,7 +29,7 @@ Usage:
   periscope export hosts [--domain example.com] [--out file]
   periscope permute <domain> [--dictionary FILE] [--tld FILE]
   periscope whois [--json] [--no-cache] DOMAIN
-  periscope darkweb rotate-key [--darkweb-key-file FILE]
+  periscope darkweb rotate-key [--resume | --reindex] [--darkweb-key-file FILE]
   periscope version
 
 Run "periscope <command> -h" for the flags of a command.
