@@ -40,6 +40,7 @@ var darkwebDemoFiles = []darkwebDemoFile{
 	{"dehashed", "dehashed-v1.json", breach.Options{}},
 	{"dehashed", "dehashed-v2.ndjson", breach.Options{}},
 	{"stealer", "stealer", breach.Options{Breach: "ExampleStealer2025"}},
+	{"breach-csv", "forum.csv", breach.Options{Breach: "ExampleForum2019", Map: map[string]string{"notes": "cve"}}}, // posts naming CVEs
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {
@@ -96,6 +97,7 @@ func darkwebCurls(base, ent, oem string) []string {
 	return []string{
 		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"example.org\",\"type\":\"domain\"}' "+base+"/api/v1/oem/darkweb/search"),
 		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"example.com\",\"type\":\"domain\",\"from\":\"01-01-2020\"}' "+base+"/api/v1/oem/darkweb/search"),
+		c(oem, "-H 'Content-Type: application/json' -d '{\"query\":\"CVE-2021-44228\",\"type\":\"cve\"}' "+base+"/api/v1/oem/darkweb/search"),
 		c(ent, base+"/api/v1/enterprise/darkweb/compromised-credentials?per_page=5"),
 		c(ent, "'"+base+"/api/v1/enterprise/darkweb/discovered-emails?q=mail.example.com'"),
 	}

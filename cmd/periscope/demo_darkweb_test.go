@@ -37,6 +37,13 @@ func writeDarkwebDemo(t *testing.T, dir string) {
 	if err := g.Stealer(filepath.Join(dir, "stealer"), 3, 5); err != nil {
 		t.Fatal(err)
 	}
+	var b bytes.Buffer
+	if err := g.ForumCSV(&b, 12); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "forum.csv"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // The bundled dark-web demo files are exactly what the generator makes, so

@@ -146,6 +146,33 @@ func (g *Generator) CSV(w io.Writer, n int, tsv bool) error {
 	return cw.Error()
 }
 
+// ForumCVEs are public CVE ids the forum posts of ForumCSV mention (in
+// the vulnerability demo data, so a cve search carries their records).
+var ForumCVEs = []string{"CVE-2021-44228", "CVE-2024-3094", "CVE-2023-4863"}
+
+var forumNotes = []string{
+	"selling shell access, got in through %s on an unpatched box",
+	"asks for a working exploit for %s",
+	"shares a scanner list of hosts vulnerable to %s",
+}
+
+// ForumCSV writes a header and n rows of a forum dump: email, username,
+// password and the post (notes), which names one of ForumCVEs.
+func (g *Generator) ForumCSV(w io.Writer, n int) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"email", "username", "password", "notes"})
+	for i := 0; i < n; i++ {
+		r := g.Record()
+		pass := r.Password
+		if pass == "" {
+			pass = g.pick(words) + "123"
+		}
+		cw.Write([]string{r.Email, r.Username, pass, fmt.Sprintf(g.pick(forumNotes), g.pick(ForumCVEs))})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
 // DeHashed writes n records in DeHashed's shape: v2 arrays as NDJSON, or
 // v1 strings as an {"entries": [...]} answer.
 func (g *Generator) DeHashed(w io.Writer, n int, v2 bool) error {

@@ -52,6 +52,22 @@ func TestEveryLayoutParses(t *testing.T) {
 			t.Fatalf("csv %d", c)
 		}
 	}
+	b.Reset()
+	g.ForumCSV(&b, 20)
+	cves := 0
+	if c := count(t, func(s breach.Sink) error {
+		return breach.ParseCSV(bytes.NewReader(b.Bytes()), breach.Options{File: "f", Breach: "F", Map: map[string]string{"notes": "cve"}}, breach.Sink{
+			Record: func(r breach.Record) error {
+				if len(r.CVEs) == 1 {
+					cves++
+				}
+				return s.Record(r)
+			},
+			Reject: s.Reject,
+		})
+	}); c != 20 || cves != 20 {
+		t.Fatalf("forum csv: %d records, %d with one CVE", c, cves)
+	}
 	for _, v2 := range []bool{false, true} {
 		b.Reset()
 		g.DeHashed(&b, 30, v2)
