@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"slices"
 	"strings"
 	"testing"
@@ -96,5 +97,35 @@ func TestDemoAlerts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDemoAlertSettings: --demo shortens the alert baseline and feed
+// interval only where neither the flag nor its environment variable was
+// given.
+func TestDemoAlertSettings(t *testing.T) {
+	for _, c := range []struct {
+		args                   []string
+		env                    map[string]string
+		baseline, feedInterval time.Duration
+	}{
+		{nil, nil, demoAlertBaseline, demoAlertFeed},
+		{[]string{"--alert-baseline", "2h"}, nil, 2 * time.Hour, demoAlertFeed},
+		{[]string{"--alert-feed-interval", "30s"}, nil, demoAlertBaseline, 30 * time.Second},
+		{nil, map[string]string{"PERISCOPE_ALERT_BASELINE": "3m", "PERISCOPE_ALERT_FEED_INTERVAL": "2m"}, 3 * time.Minute, 2 * time.Minute},
+	} {
+		getenv := func(k string) string { return c.env[k] }
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		cfg, err := registerAlertFlags(fs, getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		demoAlertSettings(fs, getenv, cfg)
+		if cfg.Baseline != c.baseline || cfg.FeedInterval != c.feedInterval {
+			t.Errorf("%v %v: baseline %s, feed %s; want %s, %s", c.args, c.env, cfg.Baseline, cfg.FeedInterval, c.baseline, c.feedInterval)
+		}
 	}
 }
