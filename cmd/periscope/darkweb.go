@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
@@ -103,6 +104,9 @@ func setupDarkweb(ctx context.Context, svc *services) error {
 	svc.deps.Darkweb = dw
 	svc.dw = dw
 	svc.workers = append(svc.workers, darkwebHeads(dw, headsInterval, svc.log))
+	svc.onServer = append(svc.onServer, func(srv *api.Server) error {
+		return srv.Registry().Register(newDarkwebCollector(dw))
+	})
 	return nil
 }
 

@@ -72,6 +72,14 @@ func TestDemoAlerts(t *testing.T) {
 			if status, body := s.do(t, "GET", "/api/v1/enterprise/alerts", keys["oem"], ""); status != 200 || strings.TrimSpace(string(body)) != "[]" {
 				t.Errorf("OEM account's alerts: %d %s", status, body)
 			}
+			// The dark-web store's status is scraped beside the API's
+			// metrics: the demo's ingests are indexed, nothing is staged.
+			_, m := s.do(t, "GET", "/metrics", "", "")
+			for _, line := range []string{"periscope_darkweb_staged_records 0", "periscope_darkweb_metrics_error 0", "periscope_darkweb_heads_behind_records ", "periscope_darkweb_head_answer_records_total "} {
+				if !strings.Contains(string(m), "\n"+line) {
+					t.Errorf("metrics lack %q", line)
+				}
+			}
 			if err := s.stop(); err != nil {
 				t.Fatal(err)
 			}

@@ -245,3 +245,38 @@ func (d *Store) BuildHeads(ctx context.Context) (HeadStats, error) {
 // sqlDropHeads forgets every head (a rotation changes every key) and the
 // builder's last pass, so the next pass builds them again.
 var sqlDropHeads = []string{`DELETE FROM darkweb_heads`, `DELETE FROM darkweb_heads_done`}
+
+// Status is what an operator watches of the dark-web store: an ingest's
+// records not yet indexed, how far the answer heads trail the records,
+// and how many answer records the heads have served.
+type Status struct {
+	// Staged counts records stored but not yet in the blind indexes (an
+	// ingest under way, or one interrupted: the next ingest or start
+	// indexes them).
+	Staged int64
+	// HeadsBehind counts record numbers past the heads' last complete
+	// pass (0: current; every record when no pass has run).
+	HeadsBehind int64
+	// HeadRecords counts search answer records this process read from
+	// answer heads.
+	HeadRecords int64
+}
+
+// Status reads the store's status: two index lookups and a count of the
+// stage (empty but during an ingest).
+func (d *Store) Status(ctx context.Context) (Status, error) {
+	st := Status{HeadRecords: d.headHits.Load()}
+	var maxSeq, doneSeq int64
+	if err := d.s.DB().QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM darkweb_records`).Scan(&maxSeq); err != nil {
+		return st, fmt.Errorf("status: %w", err)
+	}
+	err := d.s.DB().QueryRowContext(ctx, `SELECT max_seq FROM darkweb_heads_done WHERE one = 1`).Scan(&doneSeq)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return st, fmt.Errorf("status: %w", err)
+	}
+	st.HeadsBehind = max(maxSeq-doneSeq, 0)
+	if err := d.s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage`).Scan(&st.Staged); err != nil {
+		return st, fmt.Errorf("status: %w", err)
+	}
+	return st, nil
+}

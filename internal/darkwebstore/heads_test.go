@@ -188,3 +188,62 @@ func samePageIgnoringIDs(t *testing.T, what string, got, want []Result) {
 		}
 	}
 }
+
+// TestStatus checks the operator's status: records staged by a loader
+// until it closes, how far the heads trail the records, and the records
+// answered from heads.
+func TestStatus(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, s, _ := open(t, engine)
+			status := func() Status {
+				t.Helper()
+				st, err := d.Status(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return st
+			}
+			if st := status(); st != (Status{}) {
+				t.Fatalf("empty store: %+v", st)
+			}
+			l, err := d.Loader(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Add(ctx, headRecords(t, d, 0, 300)); err != nil {
+				t.Fatal(err)
+			}
+			// The loader writes a batch on a goroutine of its own.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				st := status()
+				if st.Staged == 300 && st.HeadsBehind == 300 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("loading: %+v, want 300 staged and behind", st)
+				}
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if st := status(); st.Staged != 0 || st.HeadsBehind != 300 {
+				t.Fatalf("loaded: %+v, want none staged, 300 behind", st)
+			}
+			if _, err := d.BuildHeads(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if st := status(); st.HeadsBehind != 0 || st.HeadRecords != 0 {
+				t.Fatalf("heads built: %+v, want current, none read", st)
+			}
+			if got := addressPage(t, d, 0, 0, 1000); len(got) != 300 {
+				t.Fatalf("%d records, want 300", len(got))
+			}
+			addAt(t, d, s, time.Now(), headRecords(t, d, 300, 20))
+			if st := status(); st.HeadsBehind != 20 || st.HeadRecords != 300 {
+				t.Fatalf("after a search and an ingest: %+v, want 20 behind, 300 read from heads", st)
+			}
+		})
+	}
+}

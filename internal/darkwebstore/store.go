@@ -81,7 +81,7 @@ type Store struct {
 	pages      map[string]pageAt       // where listing pages end (listing.go)
 	dates      map[string]breachDateAt // breach dates from the catalogue (breachDates)
 	stmts      sync.Map                // query text → *sql.Stmt (see query)
-	// headHits counts the records searches took from heads (tests).
+	// headHits counts the records searches took from heads (Status; tests).
 	headHits atomic.Int64
 	// runRows: index rows a build sorts in memory at once (0: buildRunRows;
 	// tests make it small to exercise the spilled runs).
