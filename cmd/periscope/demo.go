@@ -185,7 +185,7 @@ func demoCurls(base, free, ent, oem string) []string {
 	// <curl:darkweb>
 	out = append(out, darkwebCurls(base, ent, oem)...)
 	// <curl:alerts>
-	out = append(out, "# the enterprise organization's alerts, from the demo's changes, about 15 s after the start:",
+	out = append(out, "# the enterprise organization's alerts, from the demo's changes, within about 25 s of the start:",
 		c(ent, base+"/api/v1/enterprise/alerts"))
 	return out
 }
