@@ -19,7 +19,7 @@ type darkwebCollector struct {
 func newDarkwebCollector(dw *darkwebstore.Store) *darkwebCollector {
 	return &darkwebCollector{
 		dw:          dw,
-		staged:      prometheus.NewDesc("periscope_darkweb_staged_records", "Dark-web records stored but not yet in the blind indexes (an ingest under way or interrupted).", nil, nil),
+		staged:      prometheus.NewDesc("periscope_darkweb_staged_records", "Dark-web records stored but not yet in the blind indexes (an ingest under way or interrupted), counted up to 1,000,000.", nil, nil),
 		headsBehind: prometheus.NewDesc("periscope_darkweb_heads_behind_records", "Dark-web record numbers past the answer heads' last complete pass (0: current).", nil, nil),
 		headRecords: prometheus.NewDesc("periscope_darkweb_head_answer_records_total", "Dark-web search answer records this process read from answer heads.", nil, nil),
 		bad:         prometheus.NewDesc("periscope_darkweb_metrics_error", "1 when the store could not be read for these metrics.", nil, nil),

@@ -252,7 +252,7 @@ var sqlDropHeads = []string{`DELETE FROM darkweb_heads`, `DELETE FROM darkweb_he
 type Status struct {
 	// Staged counts records stored but not yet in the blind indexes (an
 	// ingest under way, or one interrupted: the next ingest or start
-	// indexes them).
+	// indexes them), up to stagedCountMax.
 	Staged int64
 	// HeadsBehind counts record numbers past the heads' last complete
 	// pass (0: current; every record when no pass has run).
@@ -262,8 +262,13 @@ type Status struct {
 	HeadRecords int64
 }
 
+// stagedCountMax bounds Status's count of the stage: an ingest stages all
+// its records until its end (ten million in one run), and a scrape every
+// few seconds must not walk them all.
+const stagedCountMax = 1_000_000
+
 // Status reads the store's status: two index lookups and a count of the
-// stage (empty but during an ingest).
+// stage (empty but during an ingest; at most stagedCountMax rows read).
 func (d *Store) Status(ctx context.Context) (Status, error) {
 	st := Status{HeadRecords: d.headHits.Load()}
 	var maxSeq, doneSeq int64
@@ -275,7 +280,11 @@ func (d *Store) Status(ctx context.Context) (Status, error) {
 		return st, fmt.Errorf("status: %w", err)
 	}
 	st.HeadsBehind = max(maxSeq-doneSeq, 0)
-	if err := d.s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage`).Scan(&st.Staged); err != nil {
+	limit := stagedCountMax
+	if d.stagedMax > 0 {
+		limit = d.stagedMax
+	}
+	if err := d.s.DB().QueryRowContext(ctx, d.s.Rebind(`SELECT COUNT(*) FROM (SELECT 1 FROM darkweb_stage LIMIT ?) s`), limit).Scan(&st.Staged); err != nil {
 		return st, fmt.Errorf("status: %w", err)
 	}
 	return st, nil

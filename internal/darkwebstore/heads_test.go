@@ -225,6 +225,11 @@ func TestStatus(t *testing.T) {
 					t.Fatalf("loading: %+v, want 300 staged and behind", st)
 				}
 			}
+			d.stagedMax = 120 // the count stops at its bound
+			if st := status(); st.Staged != 120 {
+				t.Fatalf("loading, count bounded at 120: %+v", st)
+			}
+			d.stagedMax = 0
 			if err := l.Close(); err != nil {
 				t.Fatal(err)
 			}

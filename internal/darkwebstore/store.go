@@ -83,6 +83,9 @@ type Store struct {
 	stmts      sync.Map                // query text → *sql.Stmt (see query)
 	// headHits counts the records searches took from heads (Status; tests).
 	headHits atomic.Int64
+	// stagedMax: Status's bound on the stage count (0: stagedCountMax;
+	// tests make it small).
+	stagedMax int
 	// runRows: index rows a build sorts in memory at once (0: buildRunRows;
 	// tests make it small to exercise the spilled runs).
 	runRows int
