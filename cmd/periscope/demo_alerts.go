@@ -49,10 +49,11 @@ func demoAlertSettings(fs *flag.FlagSet, getenv config.Getenv, c *alertsConfig) 
 // of a new breach under the domain. They go through the same ingest paths
 // as `periscope ingest`, and the alert rules raise new_open_port,
 // new_subdomain_discovered, new_vulnerability and compromised_credential
-// alerts from them. Loading again (a restart on the same database) changes
-// nothing, so no alert is raised twice.
+// alerts from them. Loading again (a restart on the same database, or
+// another instance taking the lease after it) changes nothing, so no alert
+// is raised twice.
 func demoChanges(svc *services) worker {
-	return worker{name: "demo-changes", everyInstance: true, run: func(ctx context.Context) error {
+	return worker{name: "demo-changes", run: func(ctx context.Context) error {
 		if _, err := demoHosts(ctx, svc, "before.ndjson"); err != nil {
 			return err
 		}
