@@ -22,11 +22,11 @@ import (
 	"github.com/periscope-oss/periscope/internal/brand"
 	"github.com/periscope-oss/periscope/internal/brandingest"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/ct"
 	"github.com/periscope-oss/periscope/internal/ct/cttest"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -202,7 +202,7 @@ func benchCTIngest(ctx context.Context, w io.Writer, st *store.Store, o periscop
 		}
 	}
 	t0 := time.Now()
-	mon := monitor.New(st, hoststore.New(st), brandstore.New(st), monitor.Options{})
+	mon := brandwatch.New(st, hoststore.New(st), brandstore.New(st), brandwatch.Options{})
 	if err := mon.Reconcile(ctx); err != nil {
 		return err
 	}

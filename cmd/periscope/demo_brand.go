@@ -10,11 +10,11 @@ import (
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/hoststore"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/scan"
 	"github.com/periscope-oss/periscope/internal/zone"
@@ -34,7 +34,7 @@ var brandDemoDomains = []string{"github.com", "digicert.com", "letsencrypt.org"}
 // typosquats and phishing candidates. Loading again changes nothing.
 func loadBrandDemo(ctx context.Context, svc *services, accounts demoAccounts) error {
 	ent := accounts["enterprise"]
-	mon := svc.monitor
+	mon := svc.brandWatch
 	if ent.OrgID == "" || mon == nil {
 		return nil
 	}
@@ -89,9 +89,9 @@ func loadBrandDemo(ctx context.Context, svc *services, accounts demoAccounts) er
 			}}
 			_, err = in.Ingest(ctx, scan.Native, name, bytes.NewReader(b), nil)
 		case strings.HasSuffix(name, ".zone"):
-			var obs []monitor.Observation
+			var obs []brandwatch.Observation
 			err = zone.Delegations(bytes.NewReader(b), zone.Options{Name: name}, func(d string, ns []string) error {
-				obs = append(obs, monitor.Observation{Name: d, DNS: host.DNS{NS: ns}})
+				obs = append(obs, brandwatch.Observation{Name: d, DNS: host.DNS{NS: ns}})
 				return nil
 			}, func(*zone.ParseError) {})
 			if err == nil {

@@ -12,9 +12,9 @@ import (
 	"github.com/periscope-oss/periscope/internal/brand"
 	"github.com/periscope-oss/periscope/internal/brandingest"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/wire"
 )
@@ -81,13 +81,13 @@ func (c *brandConfig) brandOptions() (brand.Options, error) {
 	return o, nil
 }
 
-// newMonitor builds the brand monitor of a command.
-func newMonitor(c *brandConfig, st *store.Store, log *slog.Logger) (*monitor.Monitor, error) {
+// newBrandWatcher builds the brand watcher of a command.
+func newBrandWatcher(c *brandConfig, st *store.Store, log *slog.Logger) (*brandwatch.Watcher, error) {
 	o, err := c.brandOptions()
 	if err != nil {
 		return nil, err
 	}
-	return monitor.New(st, wire.Hosts(st, wire.NewLedger(st)), brandstore.New(st), monitor.Options{Brand: o, Poll: c.Poll, Log: log}), nil
+	return brandwatch.New(st, wire.Hosts(st, wire.NewLedger(st)), brandstore.New(st), brandwatch.Options{Brand: o, Poll: c.Poll, Log: log}), nil
 }
 
 // brandConfigFromEnv is the configuration of `ingest`, which takes the
@@ -108,7 +108,7 @@ func addBrandIngesters(m map[string]ingester) {
 // ingestBrand loads sources of one brand-protection kind and prints the
 // totals.
 func ingestBrand(ctx context.Context, e env, kind string, st *store.Store, sources []string) error {
-	mon, err := newMonitor(brandConfigFromEnv(e.getenv), st, nil)
+	mon, err := newBrandWatcher(brandConfigFromEnv(e.getenv), st, nil)
 	if err != nil {
 		return fmt.Errorf("ingest %s: %w", kind, err)
 	}

@@ -52,7 +52,7 @@ func ingestHostsAs(f scan.Format) ingester {
 		defer cli.TuneGC(e.getenv, bulkGCPercent)()
 		// <observe:brand>: every stored name is matched against the
 		// monitored brands.
-		mon, err := newMonitor(brandConfigFromEnv(e.getenv), st, nil)
+		mon, err := newBrandWatcher(brandConfigFromEnv(e.getenv), st, nil)
 		if err != nil {
 			return fmt.Errorf("ingest %s: %w", f, err)
 		}

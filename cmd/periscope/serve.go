@@ -12,12 +12,12 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/accesslog"
 	"github.com/periscope-oss/periscope/internal/api"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/lease"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/whoislookup"
 	"github.com/periscope-oss/periscope/internal/wire"
@@ -45,8 +45,8 @@ type services struct {
 	hosts      *hostingest.Ingester // the host ingest path, with its enricher
 	closers    []func() error       // run when serve returns
 	brand      *brandConfig
-	monitor    *monitor.Monitor // the running brand monitor (setupBrand)
-	leases     *lease.Manager   // runs each shared worker on one instance
+	brandWatch *brandwatch.Watcher // the running brand watcher (setupBrand)
+	leases     *lease.Manager      // runs each shared worker on one instance
 	whois      *whoislookup.Service
 	monitorCfg *config.Monitor
 	// onServer run once the API server exists (to register metrics on

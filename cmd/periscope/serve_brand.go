@@ -7,8 +7,8 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/brandingest"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/ct"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/wire"
 )
 
@@ -24,10 +24,10 @@ func setupBrand(svc *services) error {
 		return fmt.Errorf("brand protection: %w", err)
 	}
 	opts.Workers = svc.cfg.Instances.BrandWorkers
-	// Every instance keeps its own matcher current (brand-monitor); the
+	// Every instance keeps its own matcher current (brandwatch); the
 	// backfills, shared work, run on one instance (brand-backfill).
-	mon := monitor.New(svc.store, wire.Hosts(svc.store, svc.ledger), brandstore.New(svc.store), monitor.Options{Brand: opts, Poll: svc.brand.Poll, Log: svc.log, DeferBackfills: true})
-	svc.monitor, svc.deps.Brand = mon, mon
+	mon := brandwatch.New(svc.store, wire.Hosts(svc.store, svc.ledger), brandstore.New(svc.store), brandwatch.Options{Brand: opts, Poll: svc.brand.Poll, Log: svc.log, DeferBackfills: true})
+	svc.brandWatch, svc.deps.Brand = mon, mon
 	svc.deps.AssetsChanged = mon.Notify
 	if svc.hosts != nil {
 		// Hosts stored by serve (the demo) are matched like ingested ones.
@@ -36,7 +36,7 @@ func setupBrand(svc *services) error {
 			return err
 		}
 	}
-	svc.workers = append(svc.workers, worker{name: "brand-monitor", run: mon.Run, everyInstance: true},
+	svc.workers = append(svc.workers, worker{name: "brandwatch", run: mon.Run, everyInstance: true},
 		worker{name: "brand-backfill", run: mon.RunBackfills})
 	for _, u := range ctLogs(svc.brand.CTLogs) {
 		c, err := ct.NewClient(u, ct.Options{})

@@ -7,7 +7,7 @@ import (
 // limitAssetChange holds a route that changes an account's organizations
 // or their assets (policy enterpriseChange) to Config.AssetChangeLimit calls
 // per minute per account (all keys of the account together): each change
-// makes the brand monitor do work for the account, and quotas alone would
+// makes the brand watcher do work for the account, and quotas alone would
 // let it churn add and remove forever. Every attempt counts, refused or not.
 func (s *Server) limitAssetChange(r *http.Request) error {
 	limit := s.cfg.AssetChangeLimit

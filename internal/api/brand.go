@@ -8,8 +8,8 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/brand"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/host"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"golang.org/x/net/idna"
 )
@@ -304,7 +304,7 @@ func (s *Server) brandSearch(w http.ResponseWriter, r *http.Request, kind, listN
 	if in.Query == nil {
 		return periscope.Errorf(periscope.EMissing, "query is required: a base domain such as example.com.")
 	}
-	base, err := monitor.BaseDomain(*in.Query)
+	base, err := brandwatch.BaseDomain(*in.Query)
 	if err != nil {
 		return err
 	}

@@ -16,19 +16,19 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/api/apitest"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // brandEnv runs the API with a brand monitor that reconciles synchronously
 // when organizations' domains change, so tests see the effect at once.
-func brandEnv(t *testing.T, fn func(t *testing.T, e *apitest.Env, m *monitor.Monitor)) {
-	var m *monitor.Monitor
+func brandEnv(t *testing.T, fn func(t *testing.T, e *apitest.Env, m *brandwatch.Watcher)) {
+	var m *brandwatch.Watcher
 	eachWith(t, apitest.Options{Deps: func(d *api.Deps, s *store.Store) {
-		m = d.Brand.(*monitor.Monitor) // apitest's, on the test's database
+		m = d.Brand.(*brandwatch.Watcher) // apitest's, on the test's database
 		d.AssetsChanged = func() {
 			if err := m.Reconcile(context.Background()); err != nil {
 				t.Errorf("reconcile: %v", err)
@@ -88,7 +88,7 @@ type listing[T any] struct {
 }
 
 func TestBrandListings(t *testing.T) {
-	brandEnv(t, func(t *testing.T, e *apitest.Env, m *monitor.Monitor) {
+	brandEnv(t, func(t *testing.T, e *apitest.Env, m *brandwatch.Watcher) {
 		ctx := context.Background()
 		// Observed before the domain is monitored: found by the backfill.
 		if _, err := e.Hosts.UpsertHosts(ctx, []host.Host{
@@ -235,7 +235,7 @@ func TestBrandListings(t *testing.T) {
 }
 
 func TestBrandOEMSearch(t *testing.T) {
-	brandEnv(t, func(t *testing.T, e *apitest.Env, m *monitor.Monitor) {
+	brandEnv(t, func(t *testing.T, e *apitest.Env, m *brandwatch.Watcher) {
 		ctx := context.Background()
 		if _, err := e.Hosts.UpsertHosts(ctx, []host.Host{
 			{Host: "githuh.com", DNS: host.DNS{A: []string{"203.0.113.9"}}},

@@ -166,7 +166,7 @@ func (s *Server) addAsset(w http.ResponseWriter, r *http.Request, kind string) e
 	if err != nil {
 		return err
 	}
-	if created && kind == periscope.AssetDomain { // the monitor watches domains only
+	if created && kind == periscope.AssetDomain { // the brand watcher watches domains only
 		s.assetsChanged()
 	}
 	status := http.StatusOK

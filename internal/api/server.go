@@ -73,7 +73,7 @@ type Deps struct {
 	Ready []func(context.Context) error
 	// Brand is the running brand-protection monitor behind the OEM
 	// phishing and typosquatting searches (required).
-	Brand BrandMonitor
+	Brand BrandWatcher
 	// Whois is the WHOIS/RDAP lookup behind /oem/whois/*; nil answers 503.
 	Whois WhoisService
 	// WhoisRecords are the stored WHOIS records shown as whois_data beside
@@ -122,7 +122,7 @@ type Server struct {
 	ready    []func(context.Context) error
 	openapi  []byte
 	draining atomic.Bool
-	brand    BrandMonitor
+	brand    BrandWatcher
 	changed  func()
 	whois    WhoisService
 	whoisRec WhoisRecords

@@ -19,7 +19,7 @@ import (
 // group calls and nothing else, so a reader sees what a route can touch and
 // a capability can be served by whatever implements its interface.
 // cmd/periscope hands in the storage packages (store, hoststore, vulnstore,
-// brandstore) and the running brand monitor.
+// brandstore) and the running brand watcher.
 
 // Accounts is what the route wrapper (route.go), the OEM audit routes
 // (audit.go) and readiness (health.go) need: keys, credits, audit and the
@@ -82,9 +82,9 @@ type BrandListings interface {
 	OrgCertificates(ctx context.Context, q brandstore.ListQuery) ([]brandstore.OrgCertificate, int, error)
 }
 
-// BrandMonitor is the running brand monitor behind the OEM phishing and
-// typosquatting searches (brand.go). *monitor.Monitor implements it.
-type BrandMonitor interface {
+// BrandWatcher is the running brand watcher behind the OEM phishing and
+// typosquatting searches (brand.go). *brandwatch.Watcher implements it.
+type BrandWatcher interface {
 	Search(ctx context.Context, base, kind string, limit int) ([]brandstore.Finding, error)
 }
 

@@ -2,7 +2,7 @@
 // certificates (PEM or DER files, certstream messages, RFC 6962 logs) and
 // zone files, stores the certificates (whose names enter the host index and
 // link to the organizations they cover) and matches every name against the
-// monitored brands through the monitor. It is shared by `periscope ingest`
+// monitored brands through the brand watcher. It is shared by `periscope ingest`
 // and the CT log workers of `periscope serve`; the command line keeps only
 // flags and printing.
 package brandingest
@@ -17,12 +17,12 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/ct"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/hoststore"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/zone"
 )
@@ -47,7 +47,7 @@ type Run struct {
 	// Links counts new certificate links to organizations.
 	Links int
 	// Match counts the names matched against the monitored brands.
-	Match monitor.Result
+	Match brandwatch.Result
 	// Skips lists text skipped between certificates, with where and why
 	// (the first 20).
 	Skips []string
@@ -57,11 +57,11 @@ type Run struct {
 	// Progress, when set, is called with the totals after each stored batch.
 	Progress func(hostingest.Summary)
 
-	mon     *monitor.Monitor
+	mon     *brandwatch.Watcher
 	st      *store.Store
 	start   time.Time
 	certs   []brandstore.SeenCert
-	names   []monitor.Observation
+	names   []brandwatch.Observation
 	hostObs []host.Host // names of domains-only certstream messages
 }
 
@@ -71,7 +71,7 @@ const batch = 500
 
 // New returns a run storing into st and matching through mon, whose
 // monitored domains the caller has loaded (mon.Reconcile).
-func New(mon *monitor.Monitor, st *store.Store) *Run {
+func New(mon *brandwatch.Watcher, st *store.Store) *Run {
 	return &Run{mon: mon, st: st, start: time.Now()}
 }
 
@@ -114,7 +114,7 @@ func (b *Run) addCert(ctx context.Context, c brandstore.SeenCert) error {
 	return nil
 }
 
-func (b *Run) addName(ctx context.Context, o monitor.Observation) error {
+func (b *Run) addName(ctx context.Context, o brandwatch.Observation) error {
 	b.names = append(b.names, o)
 	if len(b.names) >= batch*4 {
 		return b.Flush(ctx)
@@ -140,7 +140,7 @@ func (b *Run) Flush(ctx context.Context) error {
 		b.Match.Add(res.Match)
 	}
 	if len(b.hostObs) > 0 {
-		st, err := b.mon.Hosts().UpsertHostsFrom(ctx, monitor.CertSource, b.hostObs)
+		st, err := b.mon.Hosts().UpsertHostsFrom(ctx, brandwatch.CertSource, b.hostObs)
 		if err != nil {
 			return err
 		}
@@ -254,7 +254,7 @@ func (b *Run) Zone(ctx context.Context, src string) error {
 			return err
 		}
 		b.Sum.Read++
-		return b.addName(ctx, monitor.Observation{Name: d, DNS: host.DNS{NS: ns}})
+		return b.addName(ctx, brandwatch.Observation{Name: d, DNS: host.DNS{NS: ns}})
 	}, func(pe *zone.ParseError) { b.reject(pe.Error()) })
 }
 

@@ -11,10 +11,10 @@ import (
 	"github.com/periscope-oss/periscope/internal/brand"
 	"github.com/periscope-oss/periscope/internal/brandingest"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/ct/cttest"
 	"github.com/periscope-oss/periscope/internal/hostingest"
 	"github.com/periscope-oss/periscope/internal/hoststore"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -66,7 +66,7 @@ func monitoredStore(t *testing.T, engine string, domains ...string) (*store.Stor
 func ingest(t *testing.T, st *store.Store, kind, src string) (*brandingest.Run, error) {
 	t.Helper()
 	ctx := context.Background()
-	mon := monitor.New(st, hoststore.New(st), brandstore.New(st), monitor.Options{})
+	mon := brandwatch.New(st, hoststore.New(st), brandstore.New(st), brandwatch.Options{})
 	if err := mon.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
-// The reads of host names that brand monitoring makes (internal/monitor):
+// The reads of host names that brand watching makes (internal/brandwatch):
 // it reads hosts through these, never the tables.
 
 // HostsNamed returns the indexed hosts among names (unknown names are

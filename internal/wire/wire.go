@@ -10,8 +10,8 @@ import (
 	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/hoststore"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/whoislookup"
@@ -26,7 +26,7 @@ import (
 func APIDeps(st *store.Store, log *slog.Logger) api.Deps {
 	hs, bs := hoststore.New(st), brandstore.New(st)
 	return api.Deps{Accounts: st, Orgs: st, Hosts: hs, Vulns: vulnstore.New(st), Listings: bs,
-		Brand: monitor.New(st, hs, bs, monitor.Options{}), Log: log,
+		Brand: brandwatch.New(st, hs, bs, brandwatch.Options{}), Log: log,
 		Alerts:       &alerts.Service{Store: alertstore.New(st), DB: st},
 		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(st)}}
 }

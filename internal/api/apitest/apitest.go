@@ -26,8 +26,8 @@ import (
 	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/hoststore"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -72,9 +72,9 @@ type Env struct {
 	Hosts  *hoststore.Store
 	Vulns  *vulnstore.Store
 	Brand  *brandstore.Store
-	// Monitor is the brand monitor the server is handed (no worker runs:
+	// Watcher is the brand watcher the server is handed (no worker runs:
 	// searches are computed on demand).
-	Monitor *monitor.Monitor
+	Watcher *brandwatch.Watcher
 	// Darkweb is the unlocked dark-web store the server uses.
 	Darkweb *darkwebstore.Store
 	Server  *api.Server
@@ -110,7 +110,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 	clock := &Clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	s.Now = clock.Now
 	hs, vs, bs := hoststore.New(s), vulnstore.New(s), brandstore.New(s)
-	mon := monitor.New(s, hs, bs, monitor.Options{})
+	mon := brandwatch.New(s, hs, bs, brandwatch.Options{})
 	cfg := api.DefaultConfig()
 	// The dark-web store, unlocked with a fixed test key.
 	dw := darkwebstore.New(s)
@@ -143,7 +143,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)
 	v := Validator(t, srv.OpenAPI())
-	return &Env{T: t, Engine: engine, Store: s, Hosts: hs, Vulns: vs, Brand: bs, Monitor: mon, Darkweb: dw, Server: srv, HTTP: h, Clock: clock,
+	return &Env{T: t, Engine: engine, Store: s, Hosts: hs, Vulns: vs, Brand: bs, Watcher: mon, Darkweb: dw, Server: srv, HTTP: h, Clock: clock,
 		Client: &http.Client{Transport: v.Transport(http.DefaultTransport)}}
 }
 

@@ -1,4 +1,4 @@
-package monitor
+package brandwatch
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type CertResult struct {
 // covers an organization's domain are not reported to that organization: a
 // CA validated that one holder controls them all (google.com's certificate
 // also names google.ca, which is Google's, not a look-alike).
-func (m *Monitor) IngestCerts(ctx context.Context, batch []brandstore.SeenCert) (CertResult, error) {
+func (m *Watcher) IngestCerts(ctx context.Context, batch []brandstore.SeenCert) (CertResult, error) {
 	var res CertResult
 	if len(batch) == 0 {
 		return res, nil

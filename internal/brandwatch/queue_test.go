@@ -1,4 +1,4 @@
-package monitor_test
+package brandwatch_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/hoststore"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
@@ -27,7 +27,7 @@ func TestBoundedTurns(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m := monitor.New(st, hoststore.New(st), bs, monitor.Options{BrandsPerTurn: 3, DeferBackfills: true, Poll: time.Hour})
+			m := brandwatch.New(st, hoststore.New(st), bs, brandwatch.Options{BrandsPerTurn: 3, DeferBackfills: true, Poll: time.Hour})
 			rctx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() { done <- m.Run(rctx) }()
@@ -56,7 +56,7 @@ func TestBoundedTurns(t *testing.T) {
 
 			// Reconcile (what the CLI's ingest runs) drains the queue
 			// before it returns, however small the turns.
-			m2 := monitor.New(st, hoststore.New(st), bs, monitor.Options{BrandsPerTurn: 3, DeferBackfills: true, Poll: time.Hour})
+			m2 := brandwatch.New(st, hoststore.New(st), bs, brandwatch.Options{BrandsPerTurn: 3, DeferBackfills: true, Poll: time.Hour})
 			if err := m2.Reconcile(ctx); err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package monitor_test
+package brandwatch_test
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/periscope-oss/periscope/internal/brand"
 	"github.com/periscope-oss/periscope/internal/brandstore"
+	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
-	"github.com/periscope-oss/periscope/internal/monitor"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
@@ -117,7 +117,7 @@ func keys(m map[string]brandstore.Finding) []string {
 	return out
 }
 
-func TestMonitorLifecycle(t *testing.T) {
+func TestWatcherLifecycle(t *testing.T) {
 	each(t, func(t *testing.T, st *store.Store, hs *hoststore.Store, bs *brandstore.Store) {
 		ctx := context.Background()
 		f := setup(t, st, bs)
@@ -130,7 +130,7 @@ func TestMonitorLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := newCert(t, "www.paypal.com", "www.paypal.com", "paypal.com")
-		m := monitor.New(st, hs, bs, monitor.Options{})
+		m := brandwatch.New(st, hs, bs, brandwatch.Options{})
 		if _, err := m.IngestCerts(ctx, []brandstore.SeenCert{{Cert: old, Source: "test"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestMonitorLifecycle(t *testing.T) {
 
 		// DNS answers seen later are kept as history.
 		for _, a := range []string{"198.51.100.1", "198.51.100.1", "198.51.100.2"} {
-			if _, err := m.Observe(ctx, []monitor.Observation{{Name: "paypal-login.com", DNS: host.DNS{A: []string{a}}, Seen: 1800000000}}); err != nil {
+			if _, err := m.Observe(ctx, []brandwatch.Observation{{Name: "paypal-login.com", DNS: host.DNS{A: []string{a}}, Seen: 1800000000}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -204,7 +204,7 @@ func TestMonitorLifecycle(t *testing.T) {
 			t.Errorf("dns history %+v", p)
 		}
 
-		// Invalid names are counted and skipped, the monitor goes on; a
+		// Invalid names are counted and skipped, the watcher goes on; a
 		// mixed-script homograph (Cyrillic а) is reported as a look-alike.
 		bad := []string{"a..b", strings.Repeat("a", 200) + ".com", "pаypal-login.com", "", "paypal-verify.net"}
 		if r, err := m.ObserveNames(ctx, bad); err != nil || r.Invalid != 3 || r.Matched != 2 {
@@ -265,7 +265,7 @@ func TestSearchOnDemand(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		m := monitor.New(st, hs, bs, monitor.Options{})
+		m := brandwatch.New(st, hs, bs, brandwatch.Options{})
 		typos, err := m.Search(ctx, "github.com", brand.TypoSquatting, 50)
 		if err != nil || len(typos) != 1 || typos[0].Domain != "githuh.com" || len(typos[0].DNSHistory) != 1 {
 			t.Errorf("typosquatting %+v %v", typos, err)
@@ -280,7 +280,7 @@ func TestSearchOnDemand(t *testing.T) {
 func TestBaseDomain(t *testing.T) {
 	good := map[string]string{"GitHub.com": "github.com", "www.acme.co.uk.": "acme.co.uk", "bücher.de": "xn--bcher-kva.de"}
 	for in, want := range good {
-		if got, err := monitor.BaseDomain(in); err != nil || got != want {
+		if got, err := brandwatch.BaseDomain(in); err != nil || got != want {
 			t.Errorf("BaseDomain(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
@@ -289,7 +289,7 @@ func TestBaseDomain(t *testing.T) {
 		long += "a"
 	}
 	for _, in := range []string{"", "co.uk", "com", long + ".com", "pаypal.com", "a..b", "exa mple.com"} {
-		if _, err := monitor.BaseDomain(in); err == nil || periscope.ErrorCode(err) == periscope.EInternal {
+		if _, err := brandwatch.BaseDomain(in); err == nil || periscope.ErrorCode(err) == periscope.EInternal {
 			t.Errorf("BaseDomain(%q): %v, want an invalid_parameter error", in, err)
 		}
 	}
@@ -302,14 +302,14 @@ func FuzzBaseDomain(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		base, err := monitor.BaseDomain(q)
+		base, err := brandwatch.BaseDomain(q)
 		if err != nil {
 			if c := periscope.ErrorCode(err); c != periscope.EInvalid && c != periscope.EMissing {
 				t.Fatalf("BaseDomain(%q): error code %q", q, c)
 			}
 			return
 		}
-		again, err := monitor.BaseDomain(base)
+		again, err := brandwatch.BaseDomain(base)
 		if err != nil || again != base {
 			t.Fatalf("BaseDomain(%q) = %q, which gives %q, %v", q, base, again, err)
 		}
@@ -325,11 +325,11 @@ func TestOwnedDomainsNotReported(t *testing.T) {
 		f.add(t, f.org, "paypal.com")
 		f.add(t, f.org2, "paypal-shop.com") // another organization of the same account
 		f.add(t, f.other, "example.org")
-		m := monitor.New(st, hs, bs, monitor.Options{})
+		m := brandwatch.New(st, hs, bs, brandwatch.Options{})
 		if _, err := m.ObserveNames(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := m.Observe(ctx, []monitor.Observation{{Name: "paypal-shop.com"}, {Name: "www.paypal-shop.com"}, {Name: "paypal-help.com"}}); err != nil {
+		if _, err := m.Observe(ctx, []brandwatch.Observation{{Name: "paypal-shop.com"}, {Name: "www.paypal-shop.com"}, {Name: "paypal-help.com"}}); err != nil {
 			t.Fatal(err)
 		}
 		if got := keys(f.findings(t, f.acct.ID, brand.PotentialPhishing)); !slices.Equal(got, []string{"paypal-help.com"}) {
@@ -339,7 +339,7 @@ func TestOwnedDomainsNotReported(t *testing.T) {
 }
 
 // each runs fn as a subtest on a fresh database of every engine with the
-// tables a monitor uses.
+// tables a watcher uses.
 func each(t *testing.T, fn func(t *testing.T, st *store.Store, hs *hoststore.Store, bs *brandstore.Store)) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		fn(t, st, hoststore.New(st), brandstore.New(st))

@@ -1,4 +1,4 @@
-package monitor
+package brandwatch
 
 import (
 	"cmp"
@@ -51,7 +51,7 @@ func BaseDomain(query string) (string, error) {
 // A monitored domain answers from its stored findings; any other is computed
 // on demand: its candidates are looked up in the host index (typosquatting)
 // or the index names holding its label are classified (phishing).
-func (m *Monitor) Search(ctx context.Context, base, kind string, limit int) ([]brandstore.Finding, error) {
+func (m *Watcher) Search(ctx context.Context, base, kind string, limit int) ([]brandstore.Finding, error) {
 	if _, err := m.ensure(ctx); err != nil {
 		return nil, err
 	}

@@ -1,17 +1,17 @@
-// Package monitor is brand protection's continuous matching: it keeps one
+// Package brandwatch is brand protection's continuous matching: it keeps one
 // brand.Matcher for every domain of every organization (rebuilt
 // incrementally when organizations gain or lose domains), matches each
 // incoming name (certificate SAN names, zone-file domains, host observations)
 // against all of them at once, and stores typosquatting and
 // potential-phishing findings and certificate links per organization.
 //
-// The monitor reconciles with the org_assets table rather than relying on
+// The watcher reconciles with the org_assets table rather than relying on
 // events alone: the API nudges it when a domain is added or removed (so the
 // change applies within moments), and it also polls, so changes made by
 // another process (the CLI, another replica) are picked up too and a missed
 // nudge is never lost. Findings of a deleted organization go with it through
 // the schema's ON DELETE CASCADE.
-package monitor
+package brandwatch
 
 import (
 	"cmp"
@@ -36,7 +36,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
-// Options configure a Monitor.
+// Options configure a Watcher.
 type Options struct {
 	// Brand tunes matching (dictionary and suffix list of the typosquatting
 	// fuzzers, phishing keywords).
@@ -58,9 +58,9 @@ type Options struct {
 	BrandsPerTurn int
 }
 
-// Monitor matches observations against every organization's domains. It is
+// Watcher matches observations against every organization's domains. It is
 // safe for concurrent use.
-type Monitor struct {
+type Watcher struct {
 	store *store.Store
 	hosts *hoststore.Store
 	brand *brandstore.Store
@@ -113,11 +113,11 @@ func ownedBy(domains map[string]bool, name string) bool {
 	return false
 }
 
-// New returns a Monitor on the store: it reads organizations' assets from
+// New returns a Watcher on the store: it reads organizations' assets from
 // st, host names from hosts and keeps its findings and certificates in
 // brand. Nothing is matched until the first Reconcile (Run and the Observe
 // methods do one when needed).
-func New(st *store.Store, hosts *hoststore.Store, brand *brandstore.Store, opts Options) *Monitor {
+func New(st *store.Store, hosts *hoststore.Store, brand *brandstore.Store, opts Options) *Watcher {
 	if opts.Poll <= 0 {
 		opts.Poll = 30 * time.Second
 	}
@@ -128,12 +128,12 @@ func New(st *store.Store, hosts *hoststore.Store, brand *brandstore.Store, opts 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Monitor{store: st, hosts: hosts, brand: brand, opts: opts, log: log, nudge: make(chan struct{}, 1), backfillNudge: make(chan struct{}, 1)}
+	return &Watcher{store: st, hosts: hosts, brand: brand, opts: opts, log: log, nudge: make(chan struct{}, 1), backfillNudge: make(chan struct{}, 1)}
 }
 
 // Notify asks Run to reconcile now (the API calls it when an organization's
 // domains change). It never blocks.
-func (m *Monitor) Notify() {
+func (m *Watcher) Notify() {
 	for _, c := range []chan struct{}{m.nudge, m.backfillNudge} {
 		select {
 		case c <- struct{}{}:
@@ -144,11 +144,11 @@ func (m *Monitor) Notify() {
 
 // Queued returns how many new domains' brands wait for the next reconcile
 // turn.
-func (m *Monitor) Queued() int { return int(m.queued.Load()) }
+func (m *Watcher) Queued() int { return int(m.queued.Load()) }
 
 // Run reconciles at start, when notified and every Poll, until ctx is done.
-// Errors are logged and retried at the next turn: the monitor keeps running.
-func (m *Monitor) Run(ctx context.Context) error {
+// Errors are logged and retried at the next turn: the watcher keeps running.
+func (m *Watcher) Run(ctx context.Context) error {
 	t := time.NewTicker(m.opts.Poll)
 	defer t.Stop()
 	for {
@@ -156,7 +156,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			m.log.Error("brand monitor: reconcile", "err", err)
+			m.log.Error("brandwatch: reconcile", "err", err)
 		}
 		if m.queued.Load() > 0 {
 			// Brands wait in the queue: next turn at once, after a
@@ -179,7 +179,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 // RunBackfills matches stored data against organization domains not yet
 // matched, at start, when notified and every Poll, until ctx is done (with
 // Options.DeferBackfills; serve runs it on one instance at a time).
-func (m *Monitor) RunBackfills(ctx context.Context) error {
+func (m *Watcher) RunBackfills(ctx context.Context) error {
 	t := time.NewTicker(m.opts.Poll)
 	defer t.Stop()
 	for {
@@ -187,7 +187,7 @@ func (m *Monitor) RunBackfills(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			m.log.Error("brand monitor: backfill", "err", err)
+			m.log.Error("brandwatch: backfill", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -200,7 +200,7 @@ func (m *Monitor) RunBackfills(ctx context.Context) error {
 
 // Backfill reconciles and then backfills the organization domains not yet
 // matched (see Reconcile).
-func (m *Monitor) Backfill(ctx context.Context) error {
+func (m *Watcher) Backfill(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var rs reconcileStats
@@ -213,7 +213,7 @@ func (m *Monitor) Backfill(ctx context.Context) error {
 }
 
 // Brands returns the monitored registrable domains, sorted.
-func (m *Monitor) Brands() []string {
+func (m *Watcher) Brands() []string {
 	st := m.state.Load()
 	if st == nil {
 		return []string{}
@@ -227,7 +227,7 @@ func (m *Monitor) Brands() []string {
 }
 
 // Monitored reports whether base is a monitored registrable domain.
-func (m *Monitor) Monitored(base string) bool {
+func (m *Watcher) Monitored(base string) bool {
 	st := m.state.Load()
 	return st != nil && len(st.bases[base]) > 0
 }
@@ -246,19 +246,19 @@ type reconcileStats struct {
 // each organization domain seen for the first time is backfilled: stored
 // certificates covering it are linked and the indexed host names are matched
 // against its brand.
-func (m *Monitor) Reconcile(ctx context.Context) error {
+func (m *Watcher) Reconcile(ctx context.Context) error {
 	_, err := m.reconcile(ctx)
 	return err
 }
 
-func (m *Monitor) reconcile(ctx context.Context) (reconcileStats, error) {
+func (m *Watcher) reconcile(ctx context.Context) (reconcileStats, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.reconcileLocked(ctx)
 }
 
 // reconcileLocked is reconcile with m.mu held.
-func (m *Monitor) reconcileLocked(ctx context.Context) (reconcileStats, error) {
+func (m *Watcher) reconcileLocked(ctx context.Context) (reconcileStats, error) {
 	var rs reconcileStats
 	for {
 		next, err := m.reconcileMatcher(ctx, &rs)
@@ -280,7 +280,7 @@ func (m *Monitor) reconcileLocked(ctx context.Context) (reconcileStats, error) {
 
 // turn is one bounded step of Run: a reconcile adding at most BrandsPerTurn
 // brands, and the backfill once none is queued (unless deferred).
-func (m *Monitor) turn(ctx context.Context) error {
+func (m *Watcher) turn(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var rs reconcileStats
@@ -295,7 +295,7 @@ func (m *Monitor) turn(ctx context.Context) error {
 // domains, adding at most BrandsPerTurn new brands (the rest are queued:
 // left out of this turn's state, as if their domains were not there yet).
 // It stores and returns the new state.
-func (m *Monitor) reconcileMatcher(ctx context.Context, rs *reconcileStats) (*state, error) {
+func (m *Watcher) reconcileMatcher(ctx context.Context, rs *reconcileStats) (*state, error) {
 	assets, err := m.store.AllAssets(ctx, periscope.AssetDomain)
 	if err != nil {
 		return nil, err
@@ -308,7 +308,7 @@ func (m *Monitor) reconcileMatcher(ctx context.Context, rs *reconcileStats) (*st
 	for _, a := range assets {
 		base, err := publicsuffix.EffectiveTLDPlusOne(a.Value)
 		if err != nil {
-			m.log.Warn("brand monitor: skipping a domain without a registrable part", "domain", a.Value, "err", err)
+			m.log.Warn("brandwatch: skipping a domain without a registrable part", "domain", a.Value, "err", err)
 			continue
 		}
 		if _, known := prev.def(base); !known && !admitted[base] {
@@ -366,7 +366,7 @@ func (m *Monitor) reconcileMatcher(ctx context.Context, rs *reconcileStats) (*st
 	m.state.Store(next)
 	rs.Added, rs.Removed = len(add), len(drop)
 	if prev != nil && (len(add) > 0 || len(drop) > 0 || queued > 0) {
-		m.log.Info("brand monitor: brands changed", "added", len(add), "removed", len(drop), "monitored", len(next.defs), "queued", queued)
+		m.log.Info("brandwatch: brands changed", "added", len(add), "removed", len(drop), "monitored", len(next.defs), "queued", queued)
 	}
 	return next, nil
 }
@@ -383,7 +383,7 @@ func (st *state) def(base string) (brand.Brand, bool) {
 
 // buildSkippingBad adds brands one at a time, logging and skipping those
 // the matcher refuses.
-func (m *Monitor) buildSkippingBad(prev *state, drop []string, add []brand.Brand) (*brand.Matcher, error) {
+func (m *Watcher) buildSkippingBad(prev *state, drop []string, add []brand.Brand) (*brand.Matcher, error) {
 	var mt *brand.Matcher
 	var err error
 	if prev == nil {
@@ -397,7 +397,7 @@ func (m *Monitor) buildSkippingBad(prev *state, drop []string, add []brand.Brand
 	for _, b := range add {
 		n, err := mt.With(b)
 		if err != nil {
-			m.log.Warn("brand monitor: cannot monitor domain", "domain", b.Domain, "err", err)
+			m.log.Warn("brandwatch: cannot watch domain", "domain", b.Domain, "err", err)
 			continue
 		}
 		mt = n
@@ -407,7 +407,7 @@ func (m *Monitor) buildSkippingBad(prev *state, drop []string, add []brand.Brand
 
 // backfill matches stored data against organization domains not matched
 // before, and forgets removed ones.
-func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) error {
+func (m *Watcher) backfill(ctx context.Context, st *state, rs *reconcileStats) error {
 	done, err := m.brand.MonitoredPairs(ctx)
 	if err != nil {
 		return err
@@ -507,12 +507,12 @@ func (m *Monitor) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 		}
 		rs.Backfilled++
 	}
-	m.log.Info("brand monitor: backfilled new domains", "domains", len(todo), "findings", rs.Findings, "certificates", rs.Certificates)
+	m.log.Info("brandwatch: backfilled new domains", "domains", len(todo), "findings", rs.Findings, "certificates", rs.Certificates)
 	return nil
 }
 
-// ensure reconciles once when the monitor has no state yet.
-func (m *Monitor) ensure(ctx context.Context) (*state, error) {
+// ensure reconciles once when the watcher has no state yet.
+func (m *Watcher) ensure(ctx context.Context) (*state, error) {
 	if st := m.state.Load(); st != nil {
 		return st, nil
 	}
@@ -556,7 +556,7 @@ func (r *Result) Add(o Result) {
 
 // ObserveNames matches names (host observations: their DNS answers are read
 // from the host index for the names that match) against every brand.
-func (m *Monitor) ObserveNames(ctx context.Context, names []string) (Result, error) {
+func (m *Watcher) ObserveNames(ctx context.Context, names []string) (Result, error) {
 	st, err := m.ensure(ctx)
 	if err != nil {
 		return Result{}, err
@@ -566,7 +566,7 @@ func (m *Monitor) ObserveNames(ctx context.Context, names []string) (Result, err
 
 // Observe matches observations that carry their own DNS answers (zone
 // files, certificate names) against every brand.
-func (m *Monitor) Observe(ctx context.Context, obs []Observation) (Result, error) {
+func (m *Watcher) Observe(ctx context.Context, obs []Observation) (Result, error) {
 	st, err := m.ensure(ctx)
 	if err != nil {
 		return Result{}, err
@@ -584,7 +584,7 @@ func (m *Monitor) Observe(ctx context.Context, obs []Observation) (Result, error
 // every organization monitoring the matched brands. When given, obs
 // supplies DNS answers and times; otherwise they come from the host index.
 // exclude lists, per name, organizations the name is known to belong to.
-func (m *Monitor) match(ctx context.Context, st *state, names []string, obs map[string]Observation, exclude map[string]map[string]bool) (Result, error) {
+func (m *Watcher) match(ctx context.Context, st *state, names []string, obs map[string]Observation, exclude map[string]map[string]bool) (Result, error) {
 	var res Result
 	if st == nil || st.matcher == nil || len(st.bases) == 0 {
 		return res, nil
@@ -651,7 +651,7 @@ func (m *Monitor) match(ctx context.Context, st *state, names []string, obs map[
 
 // CertLinks returns the links of a stored certificate (by id) to every
 // organization with a domain covering one of its host names.
-func (m *Monitor) CertLinks(ctx context.Context, id int64, hosts []string, seen int64) ([]brandstore.CertLink, error) {
+func (m *Watcher) CertLinks(ctx context.Context, id int64, hosts []string, seen int64) ([]brandstore.CertLink, error) {
 	st, err := m.ensure(ctx)
 	if err != nil || st == nil {
 		return nil, err
@@ -681,5 +681,5 @@ func (m *Monitor) CertLinks(ctx context.Context, id int64, hosts []string, seen 
 // removes nothing.
 var CertSource = ledger.Source{Name: "ct", Covers: []ledger.Category{}}
 
-// Hosts returns the host store the monitor writes certificate names to.
-func (m *Monitor) Hosts() *hoststore.Store { return m.hosts }
+// Hosts returns the host store the watcher writes certificate names to.
+func (m *Watcher) Hosts() *hoststore.Store { return m.hosts }
