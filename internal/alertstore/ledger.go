@@ -197,6 +197,11 @@ type LedgerQuery struct {
 	From, To int64 // Unix seconds, inclusive; 0 = open
 	Limit    int
 	Offset   int
+	// BeforeTS and BeforeID, when BeforeID is set, keep only rows older
+	// than that row in the ledger's order (ts, then id): a cursor.
+	BeforeTS, BeforeID int64
+	// NoCount skips counting the rows matching (total 0, exact false).
+	NoCount bool
 }
 
 // maxCounted bounds the total a search counts exactly: counting every row
@@ -220,6 +225,10 @@ func (s *Store) SearchLedger(ctx context.Context, q LedgerQuery) (rows []Row, to
 		where += ` AND ts <= ?`
 		args = append(args, q.To)
 	}
+	if q.BeforeID > 0 {
+		where += ` AND (ts < ? OR (ts = ? AND id < ?))`
+		args = append(args, q.BeforeTS, q.BeforeTS, q.BeforeID)
+	}
 	db := s.db.DB()
 	r, err := db.QueryContext(ctx, s.db.Rebind(selectLedger+where+` ORDER BY ts DESC, id DESC LIMIT ? OFFSET ?`), append(args, q.Limit, q.Offset)...)
 	if err != nil {
@@ -237,6 +246,9 @@ func (s *Store) SearchLedger(ctx context.Context, q LedgerQuery) (rows []Row, to
 	if err := r.Err(); err != nil {
 		return nil, 0, false, fmt.Errorf("search ledger: %w", err)
 	}
+	if q.NoCount {
+		return rows, 0, false, nil
+	}
 	count := `SELECT COUNT(*) FROM (SELECT 1 FROM ledger WHERE ` + where + ` LIMIT ?) AS page`
 	if err := db.QueryRowContext(ctx, s.db.Rebind(count), append(args, maxCounted+1)...).Scan(&total); err != nil {
 		return nil, 0, false, fmt.Errorf("count ledger: %w", err)
@@ -245,6 +257,27 @@ func (s *Store) SearchLedger(ctx context.Context, q LedgerQuery) (rows []Row, to
 		return rows, maxCounted, false, nil
 	}
 	return rows, total, true, nil
+}
+
+const selectLedgerHosts = `SELECT host FROM ledger WHERE domain = ? GROUP BY host ORDER BY MAX(ts) DESC, host LIMIT ?`
+
+// LedgerHosts returns the hosts of a registrable domain that have ledger
+// rows, most recently changed first, at most limit.
+func (s *Store) LedgerHosts(ctx context.Context, domain string, limit int) ([]string, error) {
+	r, err := s.db.DB().QueryContext(ctx, s.db.Rebind(selectLedgerHosts), domain, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list ledger hosts of %q: %w", domain, err)
+	}
+	defer r.Close()
+	out := []string{}
+	for r.Next() {
+		var h string
+		if err := r.Scan(&h); err != nil {
+			return nil, fmt.Errorf("list ledger hosts of %q: %w", domain, err)
+		}
+		out = append(out, h)
+	}
+	return out, r.Err()
 }
 
 func scanRow(r interface{ Scan(...any) error }, x *Row) error {

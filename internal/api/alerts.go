@@ -12,7 +12,6 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/alerts"
 	"github.com/periscope-oss/periscope/internal/alertstore"
-	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
@@ -67,34 +66,15 @@ func (s *Server) handleAlertSearch(w http.ResponseWriter, r *http.Request) error
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if in.Query == nil || strings.TrimSpace(*in.Query) == "" {
-		return periscope.Errorf(periscope.EMissing, "query is required: a host name, an IP address or a domain.")
-	}
-	if err := checkText("query", *in.Query, 253); err != nil {
+	typ, value, err := hostOrDomain(in.Query, in.Type)
+	if err != nil {
 		return err
 	}
-	n, err := host.Normalize(strings.TrimSpace(*in.Query))
-	if err != nil {
-		return periscope.Errorf(periscope.EInvalid, "query must be a host name, an IP address or a domain.")
-	}
 	q := alertstore.LedgerQuery{Limit: ledgerPageSize}
-	typ, value := in.Type, n.Host
-	if typ == "" {
-		typ = "host"
-		if !n.IP && n.Host == n.Domain {
-			typ = "domain"
-		}
-	}
-	switch typ {
-	case "host":
-		q.Host = n.Host
-	case "domain":
-		if n.IP || n.Domain == "" {
-			return periscope.Errorf(periscope.EInvalid, "a domain search needs a domain name, not an address.")
-		}
-		q.Domain, value = n.Domain, n.Domain
-	default:
-		return periscope.Errorf(periscope.EInvalid, "type must be host or domain (got %q).", periscope.Clip(typ, 32))
+	if typ == "host" {
+		q.Host = value
+	} else {
+		q.Domain = value
 	}
 	if q.From, q.To, err = alertDates(in.From, in.To); err != nil {
 		return err

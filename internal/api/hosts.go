@@ -467,9 +467,12 @@ func (s *Server) domainHosts(r *http.Request, domain string, resolvable bool, pa
 // handleHost answers GET /host/{host}: one host object with raw, our
 // stored document for it; 404 when unknown.
 func (s *Server) handleHost(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("host")
-	if _, err := host.Normalize(name); err != nil {
-		return periscope.Errorf(periscope.EInvalid, "host must be a host name or IP address (got %q).", periscope.Clip(name, 64))
+	name, err := pathHost(r)
+	if err != nil {
+		return err
+	}
+	if r.URL.Query().Has("at") {
+		return s.hostAt(w, r, name)
 	}
 	h, err := s.hosts.Host(r.Context(), name)
 	if err != nil {

@@ -48,6 +48,10 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/host/{host}", charged, s.handleHost)
 	s.handle("POST /api/v1/oem/attack-surface/search", oemCharged, s.handleAttackSurfaceSearch)
 	s.handle("POST /api/v1/oem/attack-surface/host", oemCharged, s.handleAttackSurfaceHost)
+	// <routes:history> the change ledger read back (history.go).
+	s.handle("GET /api/v1/host/{host}/history", charged, s.handleHostHistory)
+	s.handle("GET /api/v1/host/{host}/diff", charged, s.handleHostDiff)
+	s.handle("POST /api/v1/oem/historical-hosts/search", oemCharged, s.handleHistoricalHosts)
 	// <routes:fidelity> FullHunt's routes over data we hold (intel.go, nexus.go, entities.go).
 	s.handle("GET /api/v1/intel/{route_type}", charged, s.handleIntel)
 	s.handle("GET /api/v1/enterprise/entities", enterprise, s.handleEntities)

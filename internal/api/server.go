@@ -102,6 +102,9 @@ type Deps struct {
 	// Enrich, when set, describes addresses for /nexus/ip-lookup (without
 	// it the lookup answers from the host index alone).
 	Enrich IPEnricher
+	// History reads the change ledger back into past host states (the
+	// host history routes); nil answers them 503.
+	History History
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -131,12 +134,14 @@ type Server struct {
 	darkweb  Darkweb
 	enrich   IPEnricher
 	access   *accesslog.Writer
+	history  History
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, enrich: d.Enrich, whoisRec: d.WhoisRecords, access: d.AccessLog}
+		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, enrich: d.Enrich, whoisRec: d.WhoisRecords, access: d.AccessLog,
+		history: d.History}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/brandwatch"
+	"github.com/periscope-oss/periscope/internal/history"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
@@ -24,9 +25,10 @@ import (
 // serve replaces it with the running one. Stored WHOIS records are shown
 // beside domain listings whether or not WHOIS lookups are configured.
 func APIDeps(st *store.Store, log *slog.Logger) api.Deps {
-	hs, bs := hoststore.New(st), brandstore.New(st)
+	hs, bs, as := hoststore.New(st), brandstore.New(st), alertstore.New(st)
 	return api.Deps{Accounts: st, Orgs: st, Hosts: hs, Vulns: vulnstore.New(st), Listings: bs,
 		Brand: brandwatch.New(st, hs, bs, brandwatch.Options{}), Log: log,
-		Alerts:       &alerts.Service{Store: alertstore.New(st), DB: st},
+		Alerts:       &alerts.Service{Store: as, DB: st},
+		History:      &history.Service{Hosts: hs, Ledger: as},
 		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(st)}}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/brandwatch"
+	"github.com/periscope-oss/periscope/internal/history"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/schema"
@@ -130,6 +131,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 		Whois:        whoislookup.New(whoislookup.Config{Store: whoisstore.New(s), Now: clock.Now}),
 		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(s)},
 		Alerts:       &alerts.Service{Store: as, DB: s},
+		History:      &history.Service{Hosts: hs, Ledger: as},
 		Darkweb:      dw}
 	for _, o := range opts {
 		if o.Config != nil {
