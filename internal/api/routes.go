@@ -84,6 +84,7 @@ func (s *Server) registerRoutes() {
 	// <routes:scans>
 	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains/verify", enterprise, s.handleVerifyDomain)
 	s.handle("GET /api/v1/enterprise/on-demand-scans", enterpriseCharged, s.handleOnDemandScan)
+	s.handle("GET /api/v1/attack-surface/on-demand-scan", enterpriseCharged, s.handleAttackSurfaceScan)
 	s.handle("POST /api/v1/oem/on-demand-scan", oemCharged, s.handleOEMOnDemandScan)
 	s.handle("POST /api/v1/oem/on-demand-scan/scan-status", oemFree, s.handleOEMScanStatus)
 	// <routes:darkweb>

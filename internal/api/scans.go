@@ -103,28 +103,52 @@ type onDemandResponse struct {
 // of a domain, IP or CIDR of the caller's organizations; a repeat within
 // the window returns the same scan without charge.
 func (s *Server) handleOnDemandScan(w http.ResponseWriter, r *http.Request) error {
+	sc, _, msg, dedup, err := s.enterpriseScan(w, r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, onDemandResponse{Status: http.StatusOK, Message: msg, Target: sc.Target, ScanID: sc.ID, Deduplicated: dedup})
+	return nil
+}
+
+// handleAttackSurfaceScan answers GET /attack-surface/on-demand-scan?target=,
+// FullHunt's other spelling of the enterprise on-demand scan: the same
+// rules and the same scan (a repeat of either returns the other's), in
+// FullHunt's answer {status, message, target, type, scan_id, timestamp};
+// type is the target's (domain, ip_range or host) and deduplicated is ours.
+func (s *Server) handleAttackSurfaceScan(w http.ResponseWriter, r *http.Request) error {
+	sc, t, msg, dedup, err := s.enterpriseScan(w, r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": http.StatusOK, "message": msg, "target": sc.Target, "type": t.Type,
+		"scan_id": sc.ID, "timestamp": s.now().Unix(), "deduplicated": dedup})
+	return nil
+}
+
+// enterpriseScan requests the scan of an enterprise on-demand route: the
+// target must be exactly a domain, IP or CIDR of the caller's
+// organizations; a repeat within the window is the same scan, not charged.
+func (s *Server) enterpriseScan(w http.ResponseWriter, r *http.Request) (sc scanstore.Scan, t activescan.Target, msg string, dedup bool, err error) {
 	target := r.URL.Query().Get("target")
 	if target == "" {
-		return periscope.Errorf(periscope.EMissing, "target is required: a domain, IP address or CIDR of one of your organizations.")
+		return sc, t, "", false, periscope.Errorf(periscope.EMissing, "target is required: a domain, IP address or CIDR of one of your organizations.")
 	}
 	if s.scans == nil {
-		return errMonitorOff
+		return sc, t, "", false, errMonitorOff
 	}
-	t, err := s.scans.ParseTarget("", target)
-	if err != nil {
-		return err
+	if t, err = s.scans.ParseTarget("", target); err != nil {
+		return sc, t, "", false, err
 	}
-	sc, dedup, err := s.scans.RequestScan(r.Context(), principalOf(r).Account.ID, scanstore.OriginOnDemand, t)
-	if err != nil {
-		return err
+	if sc, dedup, err = s.scans.RequestScan(r.Context(), principalOf(r).Account.ID, scanstore.OriginOnDemand, t); err != nil {
+		return sc, t, "", false, err
 	}
-	msg := "Scan queued."
+	msg = "Scan queued."
 	if dedup {
 		waiveCharge(w)
 		msg = "A scan of this target was requested in the last 24 hours; returning it (no credit charged)."
 	}
-	writeJSON(w, http.StatusOK, onDemandResponse{Status: http.StatusOK, Message: msg, Target: sc.Target, ScanID: sc.ID, Deduplicated: dedup})
-	return nil
+	return sc, t, msg, dedup, nil
 }
 
 // handleOEMOnDemandScan answers POST /oem/on-demand-scan.

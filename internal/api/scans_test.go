@@ -205,5 +205,53 @@ func TestActiveMonitoringRoutes(t *testing.T) {
 		if _, oemUsed := credits(); oemUsed != 1 {
 			t.Fatalf("scan status charged: %d OEM credits used", oemUsed)
 		}
+
+		// FullHunt's other spelling: the same rules, the same scan.
+		var alias struct {
+			Status       int    `json:"status"`
+			Target       string `json:"target"`
+			Type         string `json:"type"`
+			ScanID       string `json:"scan_id"`
+			Timestamp    int64  `json:"timestamp"`
+			Deduplicated bool   `json:"deduplicated"`
+		}
+		r := e.Do("GET", "/api/v1/attack-surface/on-demand-scan?target=scan-example.com", key, nil)
+		if r.JSON(t, &alias); r.Status != 200 ||
+			alias.ScanID != first.ScanID || !alias.Deduplicated || alias.Type != "domain" || alias.Timestamp != e.Clock.Now().Unix() {
+			t.Fatalf("alias of a scanned target: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/domains", key, map[string]any{"domain": "scan-example.net"}); r.Status != 201 {
+			t.Fatalf("add domain: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do("GET", "/api/v1/attack-surface/on-demand-scan?target=scan-example.net", key, nil); r.Status != 403 {
+			t.Fatalf("alias, unverified: %d %s", r.Status, r.Body)
+		}
+		z.mu.Lock()
+		z.txt["scan-example.net"] = "periscope-verification=" + detail.Token
+		z.mu.Unlock()
+		if r := e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/domains/verify", key, map[string]any{"domain": "scan-example.net"}); r.Status != 200 {
+			t.Fatalf("verify: %d %s", r.Status, r.Body)
+		}
+		r = e.Do("GET", "/api/v1/attack-surface/on-demand-scan?target=scan-example.net", key, nil)
+		if r.JSON(t, &alias); r.Status != 200 || alias.Deduplicated || alias.Target != "scan-example.net" {
+			t.Fatalf("alias, new target: %d %s", r.Status, r.Body)
+		}
+		if used, _ := credits(); used != 2 {
+			t.Fatalf("%d credits used after the alias's new scan, want 2", used)
+		}
+		e.Do("GET", "/api/v1/enterprise/on-demand-scans?target=scan-example.net", key, nil).JSON(t, &again)
+		if again.ScanID != alias.ScanID || !again.Deduplicated {
+			t.Fatalf("the enterprise route after the alias: %+v", again)
+		}
+		_, free := e.Account(periscope.Account{Company: "Free Scan Co", CreditsPerMonth: 10})
+		if r := e.Do("GET", "/api/v1/attack-surface/on-demand-scan?target=scan-example.net", free, nil); r.Status != 403 || r.ErrorCode() != "enterprise_required" {
+			t.Fatalf("alias without Enterprise: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do("GET", "/api/v1/attack-surface/on-demand-scan", key, nil); r.Status != 400 {
+			t.Fatalf("alias without target: %d %s", r.Status, r.Body)
+		}
+		if used, _ := credits(); used != 2 {
+			t.Fatalf("%d credits used after refusals, want 2", used)
+		}
 	})
 }
