@@ -5,11 +5,14 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+
+	"github.com/periscope-oss/periscope/internal/textenc"
 )
 
 // decompress returns r's content, transparently gunzipped when it starts
 // with the gzip magic bytes, so callers can pass .json, .json.gz, .csv or
-// .csv.gz alike. Close releases the gzip reader (not r).
+// .csv.gz alike, and decoded as all ingested text is (package textenc).
+// Close releases the gzip reader (not r).
 func decompress(r io.Reader) (io.ReadCloser, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	magic, err := br.Peek(2)
@@ -21,7 +24,10 @@ func decompress(r io.Reader) (io.ReadCloser, error) {
 		if err != nil {
 			return nil, fmt.Errorf("corrupt gzip: %w", err)
 		}
-		return zr, nil
+		return struct {
+			io.Reader
+			io.Closer
+		}{textenc.NewReader(zr), zr}, nil
 	}
-	return io.NopCloser(br), nil
+	return io.NopCloser(textenc.NewReader(br)), nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/cvss"
+	"github.com/periscope-oss/periscope/internal/textenc"
 )
 
 // maxOSVRecord bounds the size of one OSV file; real records are a few
@@ -68,6 +69,7 @@ func ParseOSV(r io.Reader) (Advisory, error) {
 }
 
 func parseOSV(data []byte) (Advisory, error) {
+	data = textenc.Bytes(data)
 	var rec osvRecord
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return Advisory{}, jsonError(data, err)

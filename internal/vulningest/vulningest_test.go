@@ -57,3 +57,35 @@ func TestIngestTruncatedKeepsBatches(t *testing.T) {
 		}
 	})
 }
+
+// TestLegacyEncodingBothEngines loads the legacy Exploit-DB index, whose
+// text is Windows-1252, on each engine: every row is stored (PostgreSQL
+// refused the batch holding an invalid UTF-8 byte) and the text reads the
+// same on both, decoded as package textenc decodes every feed.
+func TestLegacyEncodingBothEngines(t *testing.T) {
+	storetest.EachOf(t, []store.MigrationSet{vulnstore.Migrations()}, vulnstore.New, func(t *testing.T, s *vulnstore.Store) {
+		ctx := context.Background()
+		in := &vulningest.Ingester{Store: s}
+		sum, err := in.IngestPath(ctx, vulningest.ExploitDB, data+"exploitdb-gpl/files_legacy_2014-05-27_first2000.csv", nil)
+		if err != nil || sum.Inserted != 2000 || sum.Rejected != 0 {
+			t.Fatalf("legacy index: %+v %v", sum, err)
+		}
+		xs, err := s.SearchExploits(ctx, vulnstore.VulnSearch{Query: "EDB-170", Limit: 1})
+		if err != nil || len(xs) != 1 {
+			t.Fatalf("EDB-170: %v %v", xs, err)
+		}
+		if want := "Rémi Denis-Courmont"; xs[0].Author != want {
+			t.Errorf("author %q, want %q (0xE9 read as Windows-1252)", xs[0].Author, want)
+		}
+		// The whole 2014 index (not in the repository: GPL, 4 MB) has 60
+		// such lines, "–" written as 0x96 among them.
+		const full = "../../../shared/data/exploitdb/files_legacy_2014-05-27.csv"
+		if _, err := os.Stat(full); err != nil {
+			return
+		}
+		sum, err = in.IngestPath(ctx, vulningest.ExploitDB, full, nil)
+		if err != nil || sum.Read != 30192 || sum.Inserted+sum.Unchanged+sum.Updated != sum.Read-sum.Rejected {
+			t.Fatalf("full legacy index: %+v %v", sum, err)
+		}
+	})
+}
