@@ -8,6 +8,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/periscope-oss/periscope/internal/textenc"
 )
 
 // MaxReply caps how much of one server's answer is read.
@@ -130,7 +132,7 @@ func (c *Client) query(ctx context.Context, server, q string) (string, bool, err
 	if trunc {
 		b = b[:MaxReply]
 	}
-	return toUTF8(b), trunc, nil
+	return textenc.String(string(b)), trunc, nil
 }
 
 // Referral returns the host:port an answer points to, or "".

@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/periscope-oss/periscope/internal/textenc"
 )
 
 // Record is what the parser extracts from a WHOIS answer. Empty fields were
@@ -25,21 +26,6 @@ type Record struct {
 	RegistrantEmail   string    `json:"registrant_email,omitempty"`
 	NotFound          bool      `json:"not_found"`
 	Raw               string    `json:"raw"`
-}
-
-// toUTF8 returns b as valid UTF-8: answers that are not UTF-8 are read as
-// Latin-1 (what the older ccTLD servers send), and NULs are dropped.
-func toUTF8(b []byte) string {
-	if utf8.Valid(b) {
-		return strings.ReplaceAll(string(b), "\x00", "")
-	}
-	var sb strings.Builder
-	for _, c := range b {
-		if c != 0 {
-			sb.WriteRune(rune(c))
-		}
-	}
-	return sb.String()
 }
 
 // field names what a key feeds.
@@ -138,7 +124,7 @@ func normKey(k string) string {
 // Parse extracts a Record from a raw WHOIS answer. It never fails: fields it
 // cannot find stay empty, and Raw always holds the text.
 func Parse(raw string) Record {
-	raw = toUTF8([]byte(raw))
+	raw = textenc.String(raw) // the one decoding of every ingested text
 	rec := Record{Raw: raw, NotFound: NotFound(raw)}
 	section := "" // the current block heading, normalised
 	sectionField := fNone
@@ -201,6 +187,9 @@ func Parse(raw string) Record {
 			}
 		case !ok && (section == "registrar" || section == "sponsoring registrar") && (nk == "name" || nk == "organization" || nk == "organisation"):
 			f, ok = fRegistrar, true
+		case !ok && section == "domain" && nk == "name":
+			// .ee: a "Domain:" block whose "name:" is the domain.
+			f, ok = fDomain, true
 		case ok && f == fCreated && section != "" && section != "domain" && !strings.HasPrefix(section, "domain"):
 			// Contact blocks (.it, .eu) carry their own dates.
 			if indented {
@@ -246,6 +235,9 @@ func headingField(h string) field {
 	switch f := keys[h]; f {
 	case fNS, fStatus:
 		return f
+	case fDomain:
+		// .gg and .tk write the name on the line under "Domain:".
+		return f
 	}
 	if strings.Contains(h, "name server") || strings.Contains(h, "nameserver") || strings.HasPrefix(h, "dns") {
 		return fNS
@@ -276,8 +268,17 @@ func (r *Record) apply(f field, key, val, section string) {
 	}
 	switch f {
 	case fDomain:
-		if r.Domain == "" && !strings.ContainsAny(val, " \t") {
+		if r.Domain != "" {
+			return
+		}
+		if !strings.ContainsAny(val, " \t") {
 			r.Domain = strings.ToLower(strings.TrimSuffix(val, "."))
+			return
+		}
+		// "xn--fl-fka.se (föl.se)" (.se), "GOOGLE.TK is Active" (.tk):
+		// the name, then its Unicode form or its state.
+		if first := strings.ToLower(strings.TrimSuffix(strings.Fields(val)[0], ".")); looksLikeHost(first) {
+			r.Domain = first
 		}
 	case fRegistrar:
 		if r.Registrar == "" && !strings.HasPrefix(strings.ToLower(val), "http") {

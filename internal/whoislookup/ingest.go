@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/rdap"
+	"github.com/periscope-oss/periscope/internal/textenc"
 	"github.com/periscope-oss/periscope/internal/whois"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
 )
@@ -25,9 +25,9 @@ func Ingest(ctx context.Context, st *whoisstore.Store, data []byte, source strin
 	if len(data) > MaxIngest {
 		return "", fmt.Errorf("%s: larger than %d bytes", source, MaxIngest)
 	}
-	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return "", fmt.Errorf("%s: not UTF-8 text (or holds NUL)", source)
-	}
+	// Legacy answers (Latin-1, Windows-1252) are decoded as every
+	// ingested text is, rather than refused.
+	data = textenc.Bytes(data)
 	var rec whoisstore.Record
 	var name string
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
