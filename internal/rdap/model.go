@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/periscope-oss/periscope/internal/jsontext"
 )
 
 // Object is the subset of an RDAP domain (or ip network / autnum) response
@@ -24,7 +27,32 @@ type Object struct {
 	SecureDNS       *struct {
 		DelegationSigned *bool `json:"delegationSigned"`
 	} `json:"secureDNS"`
-	ErrorCode int `json:"errorCode"`
+	// ErrorCode and Title are set in an error answer (RFC 9083 §6);
+	// some servers write the code as a string ("400").
+	ErrorCode errorCode `json:"errorCode"`
+	Title     string    `json:"title"`
+}
+
+// errorCode reads an RDAP errorCode written as a number or as a string of
+// digits.
+type errorCode int
+
+func (c *errorCode) UnmarshalJSON(b []byte) error {
+	var n int
+	if err := json.Unmarshal(b, &n); err == nil {
+		*c = errorCode(n)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("errorCode %q is not a number", s)
+	}
+	*c = errorCode(n)
+	return nil
 }
 
 // Event is an RDAP event.
@@ -57,14 +85,19 @@ type Entity struct {
 	Entities []Entity `json:"entities"`
 }
 
-// Decode reads an RDAP response body.
+// Decode reads an RDAP response body. An answer that does not fit the
+// model is an error naming the field and what it holds (never the Go
+// types of the decoder); an RDAP error answer is an error with its code.
 func Decode(b []byte) (*Object, error) {
 	var o Object
 	if err := json.Unmarshal(b, &o); err != nil {
-		return nil, fmt.Errorf("rdap: decode: %w", err)
+		return nil, fmt.Errorf("rdap: %w", jsontext.Explain(b, err))
+	}
+	if o.ErrorCode != 0 {
+		return nil, fmt.Errorf("rdap: an error answer (errorCode %d %s), not an object", o.ErrorCode, o.Title)
 	}
 	if o.ObjectClassName == "" && o.LDHName == "" && o.Handle == "" {
-		return nil, fmt.Errorf("rdap: not an RDAP object")
+		return nil, fmt.Errorf("rdap: not an RDAP object (no objectClassName, ldhName or handle)")
 	}
 	return &o, nil
 }

@@ -195,3 +195,32 @@ func FuzzDecode(f *testing.F) {
 		_ = o.RelatedURL()
 	})
 }
+
+// TestDecodeErrors checks that an answer that does not fit the model is
+// an error naming the field and what it holds, never the decoder's Go
+// types, and that an error answer says so with its code (APNIC writes the
+// code as a string).
+func TestDecodeErrors(t *testing.T) {
+	apnic, err := os.ReadFile("testdata/20c_apnic_error_HH11825JP.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"apnic error", string(apnic), "rdap: an error answer (errorCode 400 Bad Request), not an object"},
+		{"events not a list", `{"objectClassName":"domain","ldhName":"a.com","events":{"eventAction":"registration"}}`,
+			"rdap: field events: an object where a list belongs (line 1, column 57)"},
+		{"nested", `{"objectClassName":"domain","entities":[{"roles":"registrar"}]}`,
+			"rdap: field entities.roles: a string where a list belongs"},
+		{"no object", `{"rdapConformance":["rdap_level_0"]}`, "rdap: not an RDAP object"},
+	} {
+		_, err := Decode([]byte(tc.body))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "rdap.")) {
+			t.Errorf("%s: Go names in %q", tc.name, err)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package vuln
 
 import (
 	"archive/zip"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/cvss"
+	"github.com/periscope-oss/periscope/internal/jsontext"
 	"github.com/periscope-oss/periscope/internal/textenc"
 )
 
@@ -312,31 +312,5 @@ func (r *Result) deliver(src string, a Advisory, perr error, fn func(Advisory) e
 
 // jsonError rewrites encoding/json errors with line and column numbers.
 func jsonError(data []byte, err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn) && syn.Offset >= int64(len(data)):
-		line, col := lineCol(data, syn.Offset)
-		return fmt.Errorf("truncated JSON at line %d, column %d: %w", line, col, err)
-	case errors.As(err, &syn):
-		line, col := lineCol(data, syn.Offset)
-		return fmt.Errorf("invalid JSON at line %d, column %d: %w", line, col, err)
-	case errors.As(err, &typ):
-		line, col := lineCol(data, typ.Offset)
-		return fmt.Errorf("wrong JSON type at line %d, column %d: %w", line, col, err)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		line, col := lineCol(data, int64(len(data)))
-		return fmt.Errorf("truncated JSON at line %d, column %d: %w", line, col, err)
-	}
-	return err
-}
-
-func lineCol(data []byte, off int64) (line, col int) {
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	before := data[:off]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
-	return line, col
+	return jsontext.Explain(data, err)
 }

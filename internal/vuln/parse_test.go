@@ -112,7 +112,7 @@ func TestOSVBadRecords(t *testing.T) {
 	if len(advs) != 1 || advs[0].ID != "GHSA-23rx-79r7-6cpx" {
 		t.Fatalf("got %d advisories, want only the good one", len(advs))
 	}
-	wantReasons := []string{"truncated JSON at line", "invalid CVSS vector", `missing "id"`, `bad "published" timestamp`, "wrong JSON type at line 1"}
+	wantReasons := []string{"truncated JSON at line", "invalid CVSS vector", `missing "id"`, `bad "published" timestamp`, "field aliases: a string where a list belongs (line 1"}
 	if res.Skipped != len(wantReasons) {
 		t.Fatalf("skipped %d, want %d: %v", res.Skipped, len(wantReasons), res.Skips)
 	}
@@ -315,7 +315,7 @@ func TestNVDGzipAndBadInput(t *testing.T) {
 	wantSkips := []struct{ pos, reason string }{
 		{"vulnerabilities[0]", "invalid CVSS vector"},
 		{"vulnerabilities[1]", "bad CVE id"},
-		{"vulnerabilities[2]", "wrong JSON type"},
+		{"vulnerabilities[2]", "field cve.published: a number where a string belongs"},
 	}
 	if len(res.Skips) != len(wantSkips) {
 		t.Fatalf("skips = %v", res.Skips)

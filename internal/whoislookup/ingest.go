@@ -35,6 +35,9 @@ func Ingest(ctx context.Context, st *whoisstore.Store, data []byte, source strin
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", source, err)
 		}
+		if c := obj.ObjectClassName; c != "" && c != "domain" {
+			return "", fmt.Errorf("%s: an RDAP %s answer, not a domain (ingest whois stores domain records)", source, c)
+		}
 		name = obj.LDHName
 		if name == "" {
 			name = obj.UnicodeName

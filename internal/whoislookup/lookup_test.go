@@ -279,6 +279,20 @@ func TestIngest(t *testing.T) {
 					t.Errorf("Ingest(%q) accepted", bad)
 				}
 			}
+			// A Latin-1 answer is decoded as every ingested text is
+			// (textenc), the same on both engines, not refused.
+			got, err := Ingest(ctx, st, []byte("Domain Name: m\xfcller.de\nRegistrant Organization: Caf\xe9 M\xfcller\n"), "latin1", now, time.Hour)
+			if err != nil || got != "xn--mller-kva.de" {
+				t.Fatalf("latin-1 answer: %q %v", got, err)
+			}
+			if rec, err := st.Get(ctx, got); err != nil || !strings.Contains(rec.WhoisRaw, "Café Müller") {
+				t.Errorf("latin-1 raw stored as %q, %v", rec.WhoisRaw, err)
+			}
+			// An RDAP answer of another class says what it is.
+			ip, _ := os.ReadFile("../rdap/testdata/whoisit_ip_v4.json")
+			if _, err := Ingest(ctx, st, ip, "ip.json", now, time.Hour); err == nil || !strings.Contains(err.Error(), "ip.json: an RDAP ip network answer, not a domain") {
+				t.Errorf("ip answer: %v", err)
+			}
 		})
 	}
 }
