@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func collectOSV(t *testing.T, path string) ([]Advisory, Result) {
@@ -365,6 +366,42 @@ func TestKEV(t *testing.T) {
 	}
 	if _, _, err := ReadKEV(strings.NewReader(bad[:60]), "cut.json", func(KEVEntry) error { return nil }); err == nil {
 		t.Error("truncated kev: want error")
+	}
+}
+
+// TestKEVCSV reads CISA's CSV form of the catalog: every entry equals the
+// JSON form's.
+func TestKEVCSV(t *testing.T) {
+	read := func(path string) []KEVEntry {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var entries []KEVEntry
+		_, res, err := ReadKEV(f, path, func(e KEVEntry) error { entries = append(entries, e); return nil })
+		if err != nil || res.Skipped != 0 {
+			t.Fatalf("%s: %v, skips %v", path, err, res.Skips)
+		}
+		return entries
+	}
+	fromJSON := read("testdata/kev/known_exploited_vulnerabilities.json")
+	fromCSV := read("testdata/kev/known_exploited_vulnerabilities.csv.gz")
+	if len(fromCSV) != 1404 {
+		t.Fatalf("csv: %d entries, want 1404", len(fromCSV))
+	}
+	if d := cmp.Diff(fromJSON, fromCSV, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("csv entries differ from json (-json +csv):\n%.2000s", d)
+	}
+	bad := "cveID,dateAdded,cwes\nCVE-2020-0001,2020-13-01,\nnope,2020-01-01,\nCVE-2020-0002,2020-01-01,\"CWE-79, CWE-89\"\n"
+	var entries []KEVEntry
+	_, res, err := ReadKEV(strings.NewReader(bad), "bad.csv", func(e KEVEntry) error { entries = append(entries, e); return nil })
+	if err != nil || len(entries) != 1 || res.Skipped != 2 || res.Skips[0].Pos != "line 2" || !strings.Contains(res.Skips[1].Reason, "bad CVE id") ||
+		len(entries[0].CWEs) != 2 || entries[0].CWEs[1] != "CWE-89" {
+		t.Errorf("bad csv: entries %+v skips %v err %v", entries, res.Skips, err)
+	}
+	if _, _, err := ReadKEV(strings.NewReader("id,name\n1,x\n"), "other.csv", func(KEVEntry) error { return nil }); err == nil || !strings.Contains(err.Error(), "cveid") {
+		t.Errorf("csv without cveID: %v", err)
 	}
 }
 

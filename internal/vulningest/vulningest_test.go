@@ -43,6 +43,11 @@ func TestIngestTruncatedKeepsBatches(t *testing.T) {
 		if err != nil || again.Unchanged != again.Read || again.Inserted+again.Updated != 0 {
 			t.Fatalf("re-ingest %+v %v", again, err)
 		}
+		// CISA's CSV form of the same catalog stores the same entries.
+		csv, err := in.IngestPath(ctx, vulningest.KEV, data+"kev/known_exploited_vulnerabilities.csv.gz", nil)
+		if err != nil || csv.Read != 1404 || csv.Unchanged != 1404 {
+			t.Fatalf("kev csv after json: %+v %v", csv, err)
+		}
 		// A corrupt gzip stores nothing and says why.
 		if _, err := in.IngestReader(ctx, vulningest.NVD, "bad.json.gz", bytes.NewReader([]byte{0x1f, 0x8b, 1, 2, 3}), nil); err == nil {
 			t.Fatal("corrupt gzip accepted")
