@@ -7,12 +7,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/periscope-oss/periscope/internal/breachgen"
 	"github.com/periscope-oss/periscope/internal/cli"
+	"github.com/periscope-oss/periscope/internal/darkwebgen"
 )
 
 // benchGenDarkweb runs `periscope-bench gen-darkweb`: a synthetic breach
-// file (internal/breachgen, reserved values only) for timing `periscope
+// file (internal/darkwebgen, reserved values only) for timing `periscope
 // ingest` at scale.
 func benchGenDarkweb(_ context.Context, e env, args []string) error {
 	fs := cli.NewFlags(e.stderr, "bench gen-darkweb")
@@ -40,7 +40,7 @@ func benchGenDarkweb(_ context.Context, e env, args []string) error {
 		w = f
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	g := breachgen.New(*seed, strings.Split(*domains, ",")...)
+	g := darkwebgen.New(*seed, strings.Split(*domains, ",")...)
 	var err error
 	switch *kind {
 	case "combolist":

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/api"
-	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -58,7 +58,7 @@ func openDarkweb(ctx context.Context, st *store.Store, c *darkwebConfig, create 
 	if path == "" {
 		path = defaultDarkwebKeyFile
 	}
-	k, err := breach.LoadOrCreateKey(path, create, func(p string) {
+	k, err := darkweb.LoadOrCreateKey(path, create, func(p string) {
 		abs, _ := filepath.Abs(p)
 		log.Warn("created a new dark-web master key: back it up, the breach data cannot be read without it", "path", abs)
 	})
@@ -72,7 +72,7 @@ func openDarkweb(ctx context.Context, st *store.Store, c *darkwebConfig, create 
 	}
 	// A rotation beside a running server adds a key to the file: records
 	// sealed with it are opened after reading the file again.
-	dw.SetKeyReload(func() (*breach.Keyring, error) { return breach.LoadOrCreateKey(path, false, nil) })
+	dw.SetKeyReload(func() (*darkweb.Keyring, error) { return darkweb.LoadOrCreateKey(path, false, nil) })
 	return dw, nil
 }
 
@@ -194,28 +194,28 @@ const darkwebBatch = 5000
 type darkwebRun struct {
 	dw   *darkwebstore.Store
 	load *darkwebstore.Loader // when set, batches go through it (one held connection)
-	norm breach.Normalizer
+	norm darkweb.Normalizer
 	sum  darkwebSummary
 	// parsed holds what the parser gave since the last batch, in order:
 	// records (cleaned together on every core when the batch is full) and
 	// the parser's rejects between them.
 	parsed []parsedRecord
-	batch  []breach.Record
+	batch  []darkweb.Record
 	prog   *progress
 }
 
 // parsedRecord is a parsed record and its number in the run, or a
 // parser's reject (reject set).
 type parsedRecord struct {
-	rec    breach.Record
+	rec    darkweb.Record
 	n      int
 	err    error
 	reject string
 }
 
-func (r *darkwebRun) sink(ctx context.Context) breach.Sink {
-	return breach.Sink{
-		Record: func(rec breach.Record) error {
+func (r *darkwebRun) sink(ctx context.Context) darkweb.Sink {
+	return darkweb.Sink{
+		Record: func(rec darkweb.Record) error {
 			r.sum.Read++
 			r.parsed = append(r.parsed, parsedRecord{rec: rec, n: r.sum.Read})
 			if len(r.parsed) >= darkwebBatch {
@@ -223,7 +223,7 @@ func (r *darkwebRun) sink(ctx context.Context) breach.Sink {
 			}
 			return nil
 		},
-		Reject: func(rj breach.Reject) {
+		Reject: func(rj darkweb.Reject) {
 			r.sum.Read++
 			r.parsed = append(r.parsed, parsedRecord{n: r.sum.Read, reject: rj.String()})
 		},
@@ -289,7 +289,7 @@ func (r *darkwebRun) flush(ctx context.Context) error {
 }
 
 // ingestDarkwebSource parses one file or folder of the kind.
-func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Options) error {
+func (r *darkwebRun) source(ctx context.Context, kind, src string, o darkweb.Options) error {
 	o.File = src
 	if kind == "stealer" {
 		fi, err := os.Stat(src)
@@ -299,7 +299,7 @@ func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Opti
 		if !fi.IsDir() {
 			return fmt.Errorf("%s: a stealer log is a folder", src)
 		}
-		return r.finish(ctx, breach.ParseStealer(src, o, r.sink(ctx)))
+		return r.finish(ctx, darkweb.ParseStealer(src, o, r.sink(ctx)))
 	}
 	f, err := os.Open(src)
 	if err != nil {
@@ -308,17 +308,17 @@ func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Opti
 	defer f.Close()
 	switch kind {
 	case "combolist":
-		err = breach.ParseCombolist(f, o, r.sink(ctx))
+		err = darkweb.ParseCombolist(f, o, r.sink(ctx))
 	case "breach-csv":
-		err = breach.ParseCSV(f, o, r.sink(ctx))
+		err = darkweb.ParseCSV(f, o, r.sink(ctx))
 	case "dehashed":
-		err = breach.ParseDeHashed(f, o, r.sink(ctx))
+		err = darkweb.ParseDeHashed(f, o, r.sink(ctx))
 	case "breaches":
-		return breach.ParseBreaches(f, o, func(b breach.BreachInfo) error {
+		return darkweb.ParseBreaches(f, o, func(b darkweb.BreachInfo) error {
 			r.sum.Read++
 			r.sum.Breaches++
 			return r.dw.PutBreach(ctx, b)
-		}, func(rj breach.Reject) { r.sum.Read++; r.sum.reject(rj.String()) })
+		}, func(rj darkweb.Reject) { r.sum.Read++; r.sum.reject(rj.String()) })
 	default:
 		return fmt.Errorf("unknown dark-web kind %q", kind)
 	}
@@ -330,7 +330,7 @@ func (r *darkwebRun) source(ctx context.Context, kind, src string, o breach.Opti
 // before the cut), and dropped on any other error (refusals come before
 // the first record, and a failed store must not be half-retried).
 func (r *darkwebRun) finish(ctx context.Context, err error) error {
-	if err != nil && !errors.Is(err, breach.ErrIncomplete) {
+	if err != nil && !errors.Is(err, darkweb.ErrIncomplete) {
 		r.clean() // the rejects are counted; the records are dropped
 		r.batch = r.batch[:0]
 		return err
@@ -350,7 +350,7 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	fs := cli.NewFlags(e.stderr, "ingest "+kind)
 	cfg.Register(fs, e.getenv)
 	dc := registerDarkwebFlags(fs, e.getenv)
-	var o breach.Options
+	var o darkweb.Options
 	var enc string
 	maps := mapFlag{}
 	fs.StringVar(&o.Breach, "breach", "", "breach (database) name the records belong to (required for combolist; default for the other kinds)")
@@ -366,7 +366,7 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	if len(pos) == 0 {
 		return fmt.Errorf("ingest %s: give at least one file or folder", kind)
 	}
-	if o.Encoding, err = breach.ParseEncoding(enc); err != nil {
+	if o.Encoding, err = darkweb.ParseEncoding(enc); err != nil {
 		return fmt.Errorf("ingest %s: %w", kind, err)
 	}
 	if o.BreachDate != "" {
@@ -374,18 +374,18 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 			return fmt.Errorf("ingest %s: --breach-date must be YYYY-MM-DD (got %q)", kind, o.BreachDate)
 		}
 	}
-	if err := breach.CheckText(o.Breach); err != nil || len(o.Breach) > 200 {
+	if err := darkweb.CheckText(o.Breach); err != nil || len(o.Breach) > 200 {
 		return fmt.Errorf("ingest %s: --breach must be short text", kind)
 	}
 	if kind == "combolist" && o.Breach == "" {
 		return errors.New("ingest combolist: --breach NAME is required (a combolist names no breach of its own)")
 	}
-	if err := breach.CheckMap(maps); err != nil {
+	if err := darkweb.CheckMap(maps); err != nil {
 		return err
 	}
 	if o.HashType != "" {
-		if o.HashType = breach.CanonicalHashType(o.HashType); o.HashType == "" {
-			return fmt.Errorf("ingest %s: unknown --hash-type (one of %s)", kind, strings.Join(breach.HashTypes, ", "))
+		if o.HashType = darkweb.CanonicalHashType(o.HashType); o.HashType == "" {
+			return fmt.Errorf("ingest %s: unknown --hash-type (one of %s)", kind, strings.Join(darkweb.HashTypes, ", "))
 		}
 	}
 	o.Map = maps
@@ -420,7 +420,7 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	refused := false
 	firstErr := eachSource(ctx, e.stderr, pos, func(src string) error {
 		err := r.source(ctx, kind, src, o)
-		refused = refused || err != nil && !errors.Is(err, breach.ErrIncomplete)
+		refused = refused || err != nil && !errors.Is(err, darkweb.ErrIncomplete)
 		return err
 	})
 	// The records are stored; the build indexes them in bulk and finds
@@ -484,7 +484,7 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 	if path == "" {
 		path = defaultDarkwebKeyFile
 	}
-	k, err := breach.LoadOrCreateKey(path, false, nil)
+	k, err := darkweb.LoadOrCreateKey(path, false, nil)
 	if err != nil {
 		return err
 	}
@@ -510,7 +510,7 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("rotate-key: %w", err)
 	}
 	if !resume {
-		if k, err = breach.AddKeyToFile(path); err != nil {
+		if k, err = darkweb.AddKeyToFile(path); err != nil {
 			return fmt.Errorf("rotate-key: %w", err)
 		}
 		fmt.Fprintf(e.stdout, "added key %s to %s: back this file up now (it holds %d keys)\n", k.ID(), path, len(k.KeyIDs()))
@@ -534,7 +534,7 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 // reindexDarkweb re-keys everything offline: records are first re-sealed
 // with the key file's sealing key, then moved (new ids, blobs and blind
 // indexes) under a new single-key file.
-func reindexDarkweb(ctx context.Context, e env, dw *darkwebstore.Store, path string, old *breach.Keyring) error {
+func reindexDarkweb(ctx context.Context, e env, dw *darkwebstore.Store, path string, old *darkweb.Keyring) error {
 	newPath := path + ".new"
 	_, statErr := os.Stat(newPath)
 	resuming := statErr == nil // re-sealing finished before FILE.new was written
@@ -548,7 +548,7 @@ func reindexDarkweb(ctx context.Context, e env, dw *darkwebstore.Store, path str
 	}
 	// The new key is written before anything is re-keyed, so an
 	// interrupted rotation resumes with the same two keys.
-	next, err := breach.LoadOrCreateKey(newPath, true, func(p string) {
+	next, err := darkweb.LoadOrCreateKey(newPath, true, func(p string) {
 		fmt.Fprintf(e.stdout, "new key written to %s\n", p)
 	})
 	if err != nil {

@@ -11,16 +11,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
-// bad is a file of internal/breach's malformed inputs.
+// bad is a file of internal/darkweb's malformed inputs.
 func bad(name string) string {
-	return filepath.Join("..", "..", "internal", "breach", "testdata", "bad", name)
+	return filepath.Join("..", "..", "internal", "darkweb", "testdata", "bad", name)
 }
 
 // TestDarkwebIngestBadInput drives the CLI through README "Ingest errors":
@@ -76,7 +76,7 @@ func TestDarkwebIngestBadInput(t *testing.T) {
 			// file:line, exit status 3.
 			out, err := ingest("dehashed", bad("truncated.json"))
 			var ee exitError
-			if !errors.As(err, &ee) || ee.code != exitIncomplete || !errors.Is(err, breach.ErrIncomplete) {
+			if !errors.As(err, &ee) || ee.code != exitIncomplete || !errors.Is(err, darkweb.ErrIncomplete) {
 				t.Fatalf("truncated: %v", err)
 			}
 			if !strings.Contains(out, "added 2") || !strings.Contains(out, bad("truncated.json")+":4: truncated record") || !strings.Contains(out, "1 source(s) incomplete") {
@@ -156,7 +156,7 @@ func TestDarkwebIngestHashTypeFlag(t *testing.T) {
 		t.Fatalf("ingest: %v %s", err, out)
 	}
 	dw := openDarkwebStore(t, dsn, key)
-	got, err := dw.Search(context.Background(), darkwebstore.Query{Type: breach.HashedPassword, Value: "$NT$8846f7eaee8fb117ad06bdd830b7586c", Limit: 5})
+	got, err := dw.Search(context.Background(), darkwebstore.Query{Type: darkweb.HashedPassword, Value: "$NT$8846f7eaee8fb117ad06bdd830b7586c", Limit: 5})
 	if err != nil || len(got) != 1 || got[0].Record.HashType != "ntlm" {
 		t.Fatalf("search: %+v %v", got, err)
 	}
@@ -187,7 +187,7 @@ func TestDarkwebRotateBesideServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			search := func() error {
-				got, err := dw.Search(ctx, darkwebstore.Query{Type: breach.Email, Value: "bob@example.com", Limit: 5, NoCache: true})
+				got, err := dw.Search(ctx, darkwebstore.Query{Type: darkweb.Email, Value: "bob@example.com", Limit: 5, NoCache: true})
 				if err == nil && (len(got) != 1 || got[0].Record.Password != "pw2") {
 					err = fmt.Errorf("got %+v", got)
 				}
@@ -206,10 +206,10 @@ func TestDarkwebRotateBesideServer(t *testing.T) {
 			// A --reindex interrupted once it had recorded its new key
 			// (serve and Unlock now refuse: a rotation is unfinished)
 			// resumes from a keyring of two keys.
-			if err := breach.WriteKeyFile(key+".new", bytes.Repeat([]byte{7}, 32)); err != nil {
+			if err := darkweb.WriteKeyFile(key+".new", bytes.Repeat([]byte{7}, 32)); err != nil {
 				t.Fatal(err)
 			}
-			seven, _ := breach.NewKeyring(bytes.Repeat([]byte{7}, 32))
+			seven, _ := darkweb.NewKeyring(bytes.Repeat([]byte{7}, 32))
 			if _, err := st.DB().ExecContext(ctx, st.Rebind(`INSERT INTO darkweb_keys (key_id, check_value, active, created_at) VALUES (?, ?, 0, 0)`), seven.ID(), seven.Check()); err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +217,7 @@ func TestDarkwebRotateBesideServer(t *testing.T) {
 			if err != nil || !strings.Contains(out, "rotated the dark-web key") {
 				t.Fatalf("reindex: %v\n%s", err, out)
 			}
-			k, err := breach.LoadOrCreateKey(key, false, nil)
+			k, err := darkweb.LoadOrCreateKey(key, false, nil)
 			if err != nil || len(k.KeyIDs()) != 1 {
 				t.Fatalf("key file after reindex: %v", err)
 			}
@@ -225,7 +225,7 @@ func TestDarkwebRotateBesideServer(t *testing.T) {
 			if err := fresh.Unlock(ctx, k); err != nil {
 				t.Fatal(err)
 			}
-			got, err := fresh.Search(ctx, darkwebstore.Query{Type: breach.Email, Value: "alice@example.com", Limit: 5})
+			got, err := fresh.Search(ctx, darkwebstore.Query{Type: darkweb.Email, Value: "alice@example.com", Limit: 5})
 			if err != nil || len(got) != 1 || got[0].Record.Password != "pw1" {
 				t.Fatalf("after reindex: %+v %v", got, err)
 			}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/cli"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -53,7 +53,7 @@ func TestDarkwebHeadsWorker(t *testing.T) {
 				}
 				return n == 600, fmt.Sprintf("%d head rows, want 600 (the address's and example.com's)", n)
 			})
-			got, err := dw.Search(ctx, darkwebstore.Query{Type: breach.Address, Value: "1 SENTINEL STREET", Limit: 1000, NoCache: true})
+			got, err := dw.Search(ctx, darkwebstore.Query{Type: darkweb.Address, Value: "1 SENTINEL STREET", Limit: 1000, NoCache: true})
 			if err != nil || len(got) != 300 {
 				t.Fatalf("search: %d records, %v", len(got), err)
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -71,7 +71,7 @@ func TestDarkwebIngestRotateAndWrongKey(t *testing.T) {
 				t.Fatalf("reindex: %v\n%s", err, out)
 			}
 			dw := openDarkwebStore(t, dsn, key)
-			got, err := dw.Search(context.Background(), darkwebstore.Query{Type: breach.Email, Value: "alice@example.com", Limit: 5})
+			got, err := dw.Search(context.Background(), darkwebstore.Query{Type: darkweb.Email, Value: "alice@example.com", Limit: 5})
 			if err != nil || len(got) != 1 || got[0].Record.Password != "pw1" || got[0].Record.BreachDate != "2024-01-02" {
 				t.Fatalf("after rotation: %+v %v", got, err)
 			}
@@ -113,7 +113,7 @@ func TestAccountRevealSecrets(t *testing.T) {
 // with the key file the CLI wrote (closed when the test ends).
 func openDarkwebStore(t *testing.T, dsn, keyFile string) *darkwebstore.Store {
 	t.Helper()
-	k, err := breach.LoadOrCreateKey(keyFile, false, nil)
+	k, err := darkweb.LoadOrCreateKey(keyFile, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

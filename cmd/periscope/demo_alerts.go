@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/breach"
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/scan"
 )
 
@@ -112,7 +112,7 @@ func demoCredentials(ctx context.Context, svc *services) (int, error) {
 		return 0, err
 	}
 	r := &darkwebRun{dw: svc.dw, norm: svc.dw.Normalizer()}
-	if err := r.source(ctx, "combolist", path, breach.Options{Breach: "ExampleForum2026", BreachDate: "2026-10-01"}); err != nil {
+	if err := r.source(ctx, "combolist", path, darkweb.Options{Breach: "ExampleForum2026", BreachDate: "2026-10-01"}); err != nil {
 		return 0, fmt.Errorf("demo changes: %w", err)
 	}
 	return r.sum.Added, nil

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
@@ -27,20 +27,20 @@ var darkwebDemoFS embed.FS
 // darkwebDemoFile is one bundled demo input and how it is ingested.
 type darkwebDemoFile struct {
 	kind, name string
-	o          breach.Options
+	o          darkweb.Options
 }
 
 // darkwebDemoFiles are the bundled files in ingest order (the catalogue
 // first, so records take their breach dates from it).
 var darkwebDemoFiles = []darkwebDemoFile{
-	{"breaches", "breaches.json", breach.Options{}},
-	{"combolist", "combo.txt", breach.Options{Breach: "ExampleCombo2024", BreachDate: "2024-03-01"}},
-	{"breach-csv", "dump.csv", breach.Options{Breach: "SampleShop2021", BreachDate: "2021-02-15"}},
-	{"breach-csv", "dump.tsv", breach.Options{Breach: "TestGame2022"}},
-	{"dehashed", "dehashed-v1.json", breach.Options{}},
-	{"dehashed", "dehashed-v2.ndjson", breach.Options{}},
-	{"stealer", "stealer", breach.Options{Breach: "ExampleStealer2025"}},
-	{"breach-csv", "forum.csv", breach.Options{Breach: "ExampleForum2019", Map: map[string]string{"notes": "cve"}}}, // posts naming CVEs
+	{"breaches", "breaches.json", darkweb.Options{}},
+	{"combolist", "combo.txt", darkweb.Options{Breach: "ExampleCombo2024", BreachDate: "2024-03-01"}},
+	{"breach-csv", "dump.csv", darkweb.Options{Breach: "SampleShop2021", BreachDate: "2021-02-15"}},
+	{"breach-csv", "dump.tsv", darkweb.Options{Breach: "TestGame2022"}},
+	{"dehashed", "dehashed-v1.json", darkweb.Options{}},
+	{"dehashed", "dehashed-v2.ndjson", darkweb.Options{}},
+	{"stealer", "stealer", darkweb.Options{Breach: "ExampleStealer2025"}},
+	{"breach-csv", "forum.csv", darkweb.Options{Breach: "ExampleForum2019", Map: map[string]string{"notes": "cve"}}}, // posts naming CVEs
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {
@@ -57,7 +57,7 @@ func loadDarkwebDemo(ctx context.Context, svc *services, accounts demoAccounts) 
 	if svc.dw == nil {
 		return nil
 	}
-	// The files are bundled (demodata/darkweb, written by internal/breachgen
+	// The files are bundled (demodata/darkweb, written by internal/darkwebgen
 	// with darkwebDemoSeed; demo_darkweb_test.go keeps them equal), so the
 	// shipped binary carries no generator. They are copied out because the
 	// stealer kind reads a folder.

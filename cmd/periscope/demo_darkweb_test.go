@@ -7,14 +7,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/periscope-oss/periscope/internal/breachgen"
+	"github.com/periscope-oss/periscope/internal/darkwebgen"
 )
 
-// writeDarkwebDemo writes the demo's dark-web files as internal/breachgen
+// writeDarkwebDemo writes the demo's dark-web files as internal/darkwebgen
 // makes them with darkwebDemoSeed.
 func writeDarkwebDemo(t *testing.T, dir string) {
 	t.Helper()
-	g := breachgen.New(darkwebDemoSeed, darkwebDemoDomains...)
+	g := darkwebgen.New(darkwebDemoSeed, darkwebDemoDomains...)
 	for _, f := range []struct {
 		name string
 		fn   func(b *bytes.Buffer) error

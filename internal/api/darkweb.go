@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
@@ -114,7 +114,7 @@ func under(host string, domains []string) bool {
 }
 
 // clear reports whether r's secrets may be shown.
-func (d disclosure) clear(r *breach.Record) bool {
+func (d disclosure) clear(r *darkweb.Record) bool {
 	if d.all {
 		return true
 	}
@@ -129,7 +129,7 @@ func (d disclosure) clear(r *breach.Record) bool {
 	if r.Domain != "" && under(r.Domain, d.domains) {
 		return true
 	}
-	if h := breach.URLHost(r.URL); h != "" && under(h, d.domains) {
+	if h := darkweb.URLHost(r.URL); h != "" && under(h, d.domains) {
 		return true
 	}
 	return false
@@ -169,9 +169,9 @@ func (s *Server) handleDarkwebSearch(w http.ResponseWriter, r *http.Request) err
 	if err := decode(r, &b); err != nil {
 		return err
 	}
-	typ := breach.Email
+	typ := darkweb.Email
 	if b.Type != nil {
-		t, ok := breach.ParseType(*b.Type)
+		t, ok := darkweb.ParseType(*b.Type)
 		if !ok {
 			return periscope.Errorf(periscope.EInvalid, "type must be one of username, name, email, hostname, mac_address, ip_address, org_alias, bin, cve, domain, password, hashed_password, vin, address, phone (got %q).", periscope.Clip(*b.Type, 32))
 		}
@@ -181,7 +181,7 @@ func (s *Server) handleDarkwebSearch(w http.ResponseWriter, r *http.Request) err
 		return periscope.Errorf(periscope.EMissing, "query is required: the value to search for as the type %s.", typ)
 	}
 	// Passwords are searched exactly, spaces and all; other types trim.
-	if err := checkText("query", *b.Query, breach.MaxField); err != nil {
+	if err := checkText("query", *b.Query, darkweb.MaxField); err != nil {
 		return err
 	}
 	from, err := darkwebDate("from", b.From, false)
@@ -203,7 +203,7 @@ func (s *Server) handleDarkwebSearch(w http.ResponseWriter, r *http.Request) err
 		if errors.As(err, &pe) || errors.Is(err, context.Canceled) {
 			return err
 		}
-		if _, nerr := (breach.Normalizer{}).Normalize(typ, *b.Query); nerr != nil {
+		if _, nerr := (darkweb.Normalizer{}).Normalize(typ, *b.Query); nerr != nil {
 			return periscope.Errorf(periscope.EInvalid, "query is not a valid %s: %v.", typ, nerr)
 		}
 		return err
@@ -213,7 +213,7 @@ func (s *Server) handleDarkwebSearch(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	var vuln []byte
-	if typ == breach.CVE && len(found) > 0 {
+	if typ == darkweb.CVE && len(found) > 0 {
 		if vs, err := s.vulns.SearchVulns(r.Context(), vulnstore.VulnSearch{Query: strings.ToUpper(strings.TrimSpace(*b.Query)), Limit: 1}); err == nil && len(vs) > 0 {
 			if vuln, err = appendJSONValue(nil, toVulnRecords(vs)[0]); err != nil {
 				return err
@@ -269,7 +269,7 @@ func (s *Server) darkwebListing(r *http.Request) (q darkwebstore.ListQuery, page
 		host := strings.ToLower(query)
 		if strings.Contains(query, "@") {
 			var e string
-			if e, err = (breach.Normalizer{}).Normalize(breach.Email, query); err != nil {
+			if e, err = (darkweb.Normalizer{}).Normalize(darkweb.Email, query); err != nil {
 				err = periscope.Errorf(periscope.EInvalid, "query must be an email address or a domain of your organizations.")
 				return
 			}

@@ -22,9 +22,9 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/api/apitest"
-	"github.com/periscope-oss/periscope/internal/breach"
-	"github.com/periscope-oss/periscope/internal/breachgen"
 	"github.com/periscope-oss/periscope/internal/cli"
+	"github.com/periscope-oss/periscope/internal/darkweb"
+	"github.com/periscope-oss/periscope/internal/darkwebgen"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/schema"
@@ -93,12 +93,12 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 	for i := len(doms); i < n/100000; i++ {
 		doms = append(doms, fmt.Sprintf("org%d.example", i))
 	}
-	g := breachgen.New(5, doms...)
+	g := darkwebgen.New(5, doms...)
 	have, err := e.Darkweb.Count(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sample []breach.Record
+	var sample []darkweb.Record
 	if have >= int64(n) {
 		sample = benchSample(b, e.Darkweb.Normalizer(), g, n)
 		b.Logf("%d records already stored in %s", have, e.Store.Engine())
@@ -220,20 +220,20 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 	measured := func(name string) bool { return len(only) == 0 || only[name] }
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
-		for _, typ := range []breach.Type{breach.Email, breach.Username, breach.Name, breach.Phone, breach.IP, breach.Password,
-			breach.HashedPassword, breach.Domain, breach.BIN, breach.VIN, breach.Address} {
+		for _, typ := range []darkweb.Type{darkweb.Email, darkweb.Username, darkweb.Name, darkweb.Phone, darkweb.IP, darkweb.Password,
+			darkweb.HashedPassword, darkweb.Domain, darkweb.BIN, darkweb.VIN, darkweb.Address} {
 			if !measured(string(typ)) {
 				continue
 			}
 			var reqs, reqs100 []func() time.Duration
 			for _, rec := range sample {
-				v := map[breach.Type]string{breach.Email: rec.Email, breach.Username: rec.Username, breach.Name: rec.Name, breach.Phone: rec.Phone,
-					breach.IP: rec.IP, breach.Password: rec.Password, breach.Domain: rec.Email, breach.BIN: rec.BIN, breach.VIN: rec.VIN,
-					breach.Address: rec.Address}[typ]
-				if typ == breach.HashedPassword && len(rec.HashedPassword) > 0 {
+				v := map[darkweb.Type]string{darkweb.Email: rec.Email, darkweb.Username: rec.Username, darkweb.Name: rec.Name, darkweb.Phone: rec.Phone,
+					darkweb.IP: rec.IP, darkweb.Password: rec.Password, darkweb.Domain: rec.Email, darkweb.BIN: rec.BIN, darkweb.VIN: rec.VIN,
+					darkweb.Address: rec.Address}[typ]
+				if typ == darkweb.HashedPassword && len(rec.HashedPassword) > 0 {
 					v = rec.HashedPassword[0]
 				}
-				if typ == breach.Domain {
+				if typ == darkweb.Domain {
 					v = "example.com"
 				}
 				if v == "" {
@@ -266,16 +266,16 @@ func benchEvery(n int) int { return n/200 + 1 }
 // `periscope ingest` does) and returns the sampled ones (search targets).
 // The generator runs on one goroutine (its records follow from the seed);
 // each batch is cleaned on every core, as `periscope ingest` cleans.
-func benchLoad(b *testing.B, d *darkwebstore.Store, g *breachgen.Generator, n int) []breach.Record {
+func benchLoad(b *testing.B, d *darkwebstore.Store, g *darkwebgen.Generator, n int) []darkweb.Record {
 	norm := d.Normalizer()
-	var sample []breach.Record
+	var sample []darkweb.Record
 	l, err := d.Loader(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
 	workers := runtime.GOMAXPROCS(0)
 	for start := 0; start < n; start += 5000 {
-		batch := make([]breach.Record, min(5000, n-start))
+		batch := make([]darkweb.Record, min(5000, n-start))
 		for i := range batch {
 			batch[i] = g.Record()
 		}
@@ -313,8 +313,8 @@ func benchLoad(b *testing.B, d *darkwebstore.Store, g *breachgen.Generator, n in
 
 // benchSample generates the n records of a stored load again (same seed)
 // and returns the sampled ones, cleaned as the load cleaned them.
-func benchSample(b *testing.B, norm breach.Normalizer, g *breachgen.Generator, n int) []breach.Record {
-	var sample []breach.Record
+func benchSample(b *testing.B, norm darkweb.Normalizer, g *darkwebgen.Generator, n int) []darkweb.Record {
+	var sample []darkweb.Record
 	for i := 0; i < n; i++ {
 		r := g.Record()
 		if i%benchEvery(n) == 0 {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 )
 
@@ -32,10 +32,10 @@ func referenceRecord(res darkwebstore.Result, d disclosure) darkwebRecord {
 	}
 	if !referenceClear(d, &r) {
 		out.Masked = true
-		out.Password = breach.Mask(out.Password)
+		out.Password = darkweb.Mask(out.Password)
 		hs := make([]string, len(out.HashedPassword))
 		for i, h := range out.HashedPassword {
-			hs[i] = breach.Mask(h)
+			hs[i] = darkweb.Mask(h)
 		}
 		out.HashedPassword = hs
 	}
@@ -45,7 +45,7 @@ func referenceRecord(res darkwebstore.Result, d disclosure) darkwebRecord {
 // referenceClear is the disclosure rule as first written: secrets in
 // clear for every record under one of the domains by its email's domain,
 // its domain or its URL's host.
-func referenceClear(d disclosure, r *breach.Record) bool {
+func referenceClear(d disclosure, r *darkweb.Record) bool {
 	if d.all {
 		return true
 	}
@@ -56,7 +56,7 @@ func referenceClear(d disclosure, r *breach.Record) bool {
 	if r.Domain != "" {
 		hosts = append(hosts, r.Domain)
 	}
-	if h := breach.URLHost(r.URL); h != "" {
+	if h := darkweb.URLHost(r.URL); h != "" {
 		hosts = append(hosts, h)
 	}
 	for _, h := range hosts {
@@ -95,7 +95,7 @@ var hardStrings = []string{
 func hardRecords() []darkwebstore.Result {
 	var out []darkwebstore.Result
 	for i, s := range hardStrings {
-		r := breach.Record{
+		r := darkweb.Record{
 			Email: "user" + fmt.Sprint(i) + "@example.com", Username: s, Password: s, HashType: "sha1", Name: s, Phone: s,
 			Address: s, IP: "192.0.2.1", VIN: s, Hostname: s, MAC: s, OrgAlias: s, BIN: s, URL: s, Breach: s,
 			BreachDate: "2020-01-02", Source: s,
@@ -178,7 +178,7 @@ func TestDiscoveredEmailJSONMatchesEncodingJSON(t *testing.T) {
 }
 
 // FuzzAppendJSONString checks the string escaping and the masking against
-// encoding/json and breach.Mask for any input.
+// encoding/json and darkweb.Mask for any input.
 func FuzzAppendJSONString(f *testing.F) {
 	for _, s := range hardStrings {
 		f.Add(s)
@@ -187,7 +187,7 @@ func FuzzAppendJSONString(f *testing.F) {
 		if got, want := string(appendJSONString(nil, s))+"\n", string(encodingJSON(t, s)); got != want {
 			t.Fatalf("appendJSONString(%q) = %s, encoding/json %s", s, got, want)
 		}
-		if got, want := string(appendMasked(nil, s))+"\n", string(encodingJSON(t, breach.Mask(s))); got != want {
+		if got, want := string(appendMasked(nil, s))+"\n", string(encodingJSON(t, darkweb.Mask(s))); got != want {
 			t.Fatalf("appendMasked(%q) = %s, encoding/json of Mask %s", s, got, want)
 		}
 	})

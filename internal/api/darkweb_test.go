@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/api/apitest"
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
 // seedDarkweb stores synthetic records (reserved domains only).
 func seedDarkweb(t *testing.T, e *apitest.Env) {
 	t.Helper()
-	recs := []breach.Record{
+	recs := []darkweb.Record{
 		{Email: "alice@example.com", Password: "AlicePass123", Name: "Alice Example", Breach: "ExampleLeak", BreachDate: "2021-05-06", Source: "breach-csv"},
 		{Email: "bob@mail.example.com", HashedPassword: []string{strings.Repeat("0f", 20)}, Breach: "ExampleLeak", Source: "dehashed"},
 		{Email: "carol@example.org", Password: "CarolPass456", Phone: "202-555-0101", Breach: "OtherLeak", Source: "combolist"},
@@ -207,9 +207,9 @@ func TestDarkwebEnterpriseListings(t *testing.T) {
 			t.Fatalf("bad date: %d", r.Status)
 		}
 		// A record ingested after the domain was claimed appears at once.
-		rec := breach.Record{Email: "new@example.com", Password: "NewPass1", Breach: "Later", Source: "combolist"}
+		rec := darkweb.Record{Email: "new@example.com", Password: "NewPass1", Breach: "Later", Source: "combolist"}
 		e.Darkweb.Normalizer().Clean(&rec)
-		e.Darkweb.Add(context.Background(), []breach.Record{rec})
+		e.Darkweb.Add(context.Background(), []darkweb.Record{rec})
 		e.Do("GET", "/api/v1/enterprise/darkweb/discovered-emails", key, nil).JSON(t, &emails)
 		if emails.TotalQueryResults != 4 {
 			t.Fatalf("new record missing: %+v", emails)

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/breach"
-	"github.com/periscope-oss/periscope/internal/breachgen"
+	"github.com/periscope-oss/periscope/internal/darkweb"
+	"github.com/periscope-oss/periscope/internal/darkwebgen"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -41,7 +41,7 @@ func benchStore(b *testing.B) (*Store, *store.Store, string) {
 		b.Fatal(err)
 	}
 	d := New(s)
-	k, _ := breach.NewKeyring([]byte("periscope-bench-darkweb-key-32by"))
+	k, _ := darkweb.NewKeyring([]byte("periscope-bench-darkweb-key-32by"))
 	if err := d.Unlock(context.Background(), k); err != nil {
 		b.Fatal(err)
 	}
@@ -56,13 +56,13 @@ func sampleEvery(n int) int { return max(1, n/400) }
 // ingest` does: one goroutine produces the records, as the parser does,
 // and each batch is cleaned on every core before Add) and returns 400 of
 // them (search targets) and the writer's time.
-func load(b *testing.B, d *Store, g *breachgen.Generator, n int) ([]breach.Record, time.Duration) {
+func load(b *testing.B, d *Store, g *darkwebgen.Generator, n int) ([]darkweb.Record, time.Duration) {
 	const size = 5000
-	batches := make(chan []breach.Record, 1)
+	batches := make(chan []darkweb.Record, 1)
 	go func() {
 		defer close(batches)
 		for i := 0; i < n; i += size {
-			batch := make([]breach.Record, min(size, n-i))
+			batch := make([]darkweb.Record, min(size, n-i))
 			for j := range batch {
 				batch[j] = g.Record()
 				batch[j].Source = "bench"
@@ -70,7 +70,7 @@ func load(b *testing.B, d *Store, g *breachgen.Generator, n int) ([]breach.Recor
 			batches <- batch
 		}
 	}()
-	var sample []breach.Record
+	var sample []darkweb.Record
 	norm := d.Normalizer()
 	l, err := d.Loader(context.Background())
 	if err != nil {
@@ -116,7 +116,7 @@ func load(b *testing.B, d *Store, g *breachgen.Generator, n int) ([]breach.Recor
 // and bytes stored per record (SQLite file size / records).
 func BenchmarkIngest(b *testing.B) {
 	d, s, _ := benchStore(b)
-	g := breachgen.New(1)
+	g := darkwebgen.New(1)
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime()
 	_, writer := load(b, d, g, b.N)
@@ -185,8 +185,8 @@ func BenchmarkSearchAndListings(b *testing.B) {
 		n = v
 	}
 	d, s, _ := benchStore(b)
-	g := breachgen.New(2, benchDomains(n)...)
-	var sample []breach.Record
+	g := darkwebgen.New(2, benchDomains(n)...)
+	var sample []darkweb.Record
 	if have, err := d.Count(context.Background()); err != nil {
 		b.Fatal(err)
 	} else if have >= int64(n) {
@@ -213,12 +213,12 @@ func BenchmarkSearchAndListings(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
-		for _, typ := range []breach.Type{breach.Email, breach.Username, breach.Name, breach.Phone, breach.IP, breach.Password, breach.Domain, breach.BIN, breach.VIN} {
+		for _, typ := range []darkweb.Type{darkweb.Email, darkweb.Username, darkweb.Name, darkweb.Phone, darkweb.IP, darkweb.Password, darkweb.Domain, darkweb.BIN, darkweb.VIN} {
 			var ds []time.Duration
 			cpu0 := cpuTime()
 			for _, r := range sample {
-				v := map[breach.Type]string{breach.Email: r.Email, breach.Username: r.Username, breach.Name: r.Name, breach.Phone: r.Phone,
-					breach.IP: r.IP, breach.Password: r.Password, breach.Domain: r.Email, breach.BIN: r.BIN, breach.VIN: r.VIN}[typ]
+				v := map[darkweb.Type]string{darkweb.Email: r.Email, darkweb.Username: r.Username, darkweb.Name: r.Name, darkweb.Phone: r.Phone,
+					darkweb.IP: r.IP, darkweb.Password: r.Password, darkweb.Domain: r.Email, darkweb.BIN: r.BIN, darkweb.VIN: r.VIN}[typ]
 				if v == "" {
 					continue
 				}
@@ -280,7 +280,7 @@ func BenchmarkRandomRecords(b *testing.B) {
 		b.Fatal(err)
 	}
 	if have < int64(n) {
-		load(b, d, breachgen.New(2, benchDomains(n)...), n-int(have))
+		load(b, d, darkwebgen.New(2, benchDomains(n)...), n-int(have))
 		if have, err = d.Count(context.Background()); err != nil {
 			b.Fatal(err)
 		}
@@ -301,7 +301,7 @@ func BenchmarkRandomRecords(b *testing.B) {
 			}
 			defer s.Close()
 			rd := New(s)
-			k, _ := breach.NewKeyring([]byte("periscope-bench-darkweb-key-32by"))
+			k, _ := darkweb.NewKeyring([]byte("periscope-bench-darkweb-key-32by"))
 			if err := rd.Unlock(context.Background(), k); err != nil {
 				b.Fatal(err)
 			}

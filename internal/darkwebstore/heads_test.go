@@ -7,18 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
 // headRecords returns n cleaned records sharing one address (a search key
 // with a head once n reaches headMin), numbered from first.
-func headRecords(t *testing.T, d *Store, first, n int) []breach.Record {
+func headRecords(t *testing.T, d *Store, first, n int) []darkweb.Record {
 	t.Helper()
-	recs := make([]breach.Record, n)
+	recs := make([]darkweb.Record, n)
 	for i := range recs {
-		recs[i] = breach.Record{Email: fmt.Sprintf("head%d@example.org", first+i), Password: fmt.Sprintf("HeadSecret-%d", first+i),
+		recs[i] = darkweb.Record{Email: fmt.Sprintf("head%d@example.org", first+i), Password: fmt.Sprintf("HeadSecret-%d", first+i),
 			Address: "1 Sentinel Street, Springfield", Breach: "HeadBreach", Source: "breach-csv"}
 		if err := d.Normalizer().Clean(&recs[i]); err != nil {
 			t.Fatal(err)
@@ -28,7 +28,7 @@ func headRecords(t *testing.T, d *Store, first, n int) []breach.Record {
 }
 
 // addAt adds recs as ingested at the given time.
-func addAt(t *testing.T, d *Store, s *store.Store, at time.Time, recs []breach.Record) {
+func addAt(t *testing.T, d *Store, s *store.Store, at time.Time, recs []darkweb.Record) {
 	t.Helper()
 	s.Now = func() time.Time { return at }
 	if res, err := d.Add(context.Background(), recs); err != nil || res.Added != len(recs) {
@@ -39,7 +39,7 @@ func addAt(t *testing.T, d *Store, s *store.Store, at time.Time, recs []breach.R
 // addressPage searches the shared address, bypassing the answer cache.
 func addressPage(t *testing.T, d *Store, from, to int64, limit int) []Result {
 	t.Helper()
-	got, err := d.Search(context.Background(), Query{Type: breach.Address, Value: "1 sentinel street, springfield", From: from, To: to, Limit: limit, NoCache: true})
+	got, err := d.Search(context.Background(), Query{Type: darkweb.Address, Value: "1 sentinel street, springfield", From: from, To: to, Limit: limit, NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 )
 
 // ListQuery selects records under a set of email domains (each with its
@@ -26,11 +26,11 @@ type ListQuery struct {
 // domains and the date bounds.
 func (d *Store) scope(q ListQuery, code int) (ks []any, doms []string, from, to int64) {
 	for _, dom := range q.Domains {
-		v, err := d.norm.Normalize(breach.EmailDomain, dom)
+		v, err := d.norm.Normalize(darkweb.EmailDomain, dom)
 		if err != nil {
 			continue
 		}
-		ks = append(ks, packKey(code, d.keys.Index(breach.EmailDomain, v)))
+		ks = append(ks, packKey(code, d.keys.Index(darkweb.EmailDomain, v)))
 		doms = append(doms, v)
 	}
 	to = q.To
@@ -121,12 +121,12 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	w := ` i.k IN (` + marks(len(ks)) + `) AND i.d >= ? AND i.d <= ?`
 	args := append(append([]any{}, ks...), from, to)
 	if q.Email != "" {
-		e, err := d.norm.Normalize(breach.Email, q.Email)
+		e, err := d.norm.Normalize(darkweb.Email, q.Email)
 		if err != nil {
 			return nil, 0, fmt.Errorf("email: %w", err)
 		}
 		w += ` AND i.rec IN (SELECT rec FROM darkweb_index WHERE k = ?)`
-		args = append(args, d.key(breach.Email, e))
+		args = append(args, d.key(darkweb.Email, e))
 	}
 	var total int
 	var err error
@@ -200,12 +200,12 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	w := ` i.k IN (` + marks(len(ks)) + `) AND i.d >= ? AND i.d <= ?`
 	args := append(append([]any{}, ks...), from, to)
 	if q.Email != "" {
-		e, err := d.norm.Normalize(breach.Email, q.Email)
+		e, err := d.norm.Normalize(darkweb.Email, q.Email)
 		if err != nil {
 			return nil, 0, fmt.Errorf("email: %w", err)
 		}
 		w += ` AND i.x = ?`
-		args = append(args, d.key(breach.Email, e))
+		args = append(args, d.key(darkweb.Email, e))
 	}
 	db := d.s.DB()
 	var total int
@@ -322,7 +322,7 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 // two keys. The server must be stopped while it runs (searches would miss
 // the records already moved). progress, when set, is told how many
 // records are done.
-func (d *Store) Rotate(ctx context.Context, old, next *breach.Keyring, progress func(done int)) error {
+func (d *Store) Rotate(ctx context.Context, old, next *darkweb.Keyring, progress func(done int)) error {
 	var active string
 	if err := d.s.DB().QueryRowContext(ctx, `SELECT key_id FROM darkweb_keys WHERE active = 1`).Scan(&active); err != nil {
 		return fmt.Errorf("read active key: %w", err)

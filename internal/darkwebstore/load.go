@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 )
 
 // Listing index codes: internal rows that make the enterprise listings
@@ -51,7 +51,7 @@ func packKey(code int, h []byte) int64 {
 }
 
 // key is the stored key of a normalised value of type t.
-func (d *Store) key(t breach.Type, v string) int64 { return packKey(typeCodes[t], d.keys.Index(t, v)) }
+func (d *Store) key(t darkweb.Type, v string) int64 { return packKey(typeCodes[t], d.keys.Index(t, v)) }
 
 // codeLo is the smallest key of a code (the next code's is its bound).
 func codeLo(code int) int64 { return int64(code) << 56 }
@@ -59,27 +59,27 @@ func codeLo(code int) int64 { return int64(code) << 56 }
 // recordKeys returns the keys a cleaned record is indexed under (its
 // listing keys last, from nlist on) and the key of its email (0 without
 // one).
-func (d *Store) recordKeys(r *breach.Record) (keys []int64, nlist int, email int64) {
+func (d *Store) recordKeys(r *darkweb.Record) (keys []int64, nlist int, email int64) {
 	terms := d.norm.Terms(r)
 	for _, t := range terms {
-		if t.Type == breach.Email {
-			email = d.key(breach.Email, t.Value)
+		if t.Type == darkweb.Email {
+			email = d.key(darkweb.Email, t.Value)
 		}
 	}
 	keys = make([]int64, 0, len(terms)+2)
 	for _, t := range terms {
-		if t.Type != breach.EmailDomain {
+		if t.Type != darkweb.EmailDomain {
 			keys = append(keys, d.key(t.Type, t.Value))
 		}
 	}
 	nlist = len(keys)
 	for _, t := range terms {
-		if t.Type != breach.EmailDomain {
+		if t.Type != darkweb.EmailDomain {
 			continue
 		}
 		// An email domain is not a search type (domain is): only the
 		// listing rows are kept for it.
-		h := d.keys.Index(breach.EmailDomain, t.Value)
+		h := d.keys.Index(darkweb.EmailDomain, t.Value)
 		if r.HasSecret() {
 			keys = append(keys, packKey(codeCredDomain, h))
 		}
@@ -134,7 +134,7 @@ type row struct {
 // Result is a record found by a search or listing.
 type Result struct {
 	ID        string
-	Record    breach.Record
+	Record    darkweb.Record
 	DateAdded int64
 }
 
@@ -153,7 +153,7 @@ type sealed struct {
 // seal computes ids, blobs and keys of recs on every core (AES-GCM, a
 // dozen HMACs and the normalisation of every indexed value are most of
 // ingest's CPU).
-func (d *Store) seal(recs []breach.Record) ([]sealed, error) {
+func (d *Store) seal(recs []darkweb.Record) ([]sealed, error) {
 	out := make([]sealed, len(recs))
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(recs)/64))
 	errs := make([]error, workers)
@@ -274,10 +274,10 @@ func (l *Loader) release() error {
 	return l.conn.Close()
 }
 
-// Add stores cleaned records (breach.Normalizer.Clean) in one transaction:
+// Add stores cleaned records (darkweb.Normalizer.Clean) in one transaction:
 // all or none. A record already stored (same identity) is counted as a
 // duplicate and left as it is.
-func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error) {
+func (d *Store) Add(ctx context.Context, recs []darkweb.Record) (AddResult, error) {
 	l, err := d.Loader(ctx)
 	if err != nil {
 		return AddResult{}, err
@@ -305,7 +305,7 @@ func (d *Store) Add(ctx context.Context, recs []breach.Record) (AddResult, error
 // records that the build finds already stored are then removed and
 // counted as duplicates in the result of the Add that built them (or of
 // Flush). Duplicates within a batch are counted at once.
-func (l *Loader) Add(ctx context.Context, recs []breach.Record) (AddResult, error) {
+func (l *Loader) Add(ctx context.Context, recs []darkweb.Record) (AddResult, error) {
 	var res AddResult
 	d := l.d
 	all, err := d.seal(recs)
@@ -769,7 +769,7 @@ func (d *Store) build(ctx context.Context, b *buildTx, mem *memIndex) (int, erro
 // skips the look-up of every staged email.
 func storedEmails(ctx context.Context, tx *sql.Tx) (map[int64]bool, error) {
 	known := map[int64]bool{}
-	lo := codeLo(typeCodes[breach.Email])
+	lo := codeLo(typeCodes[darkweb.Email])
 	var some bool
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM darkweb_index WHERE k >= ? AND k < ?)`, lo, lo+1<<56).Scan(&some); err != nil {
 		return nil, fmt.Errorf("index build (stored emails): %w", err)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/periscope-oss/periscope/internal/breach"
-	"github.com/periscope-oss/periscope/internal/breachgen"
+	"github.com/periscope-oss/periscope/internal/darkweb"
+	"github.com/periscope-oss/periscope/internal/darkwebgen"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
@@ -24,9 +24,9 @@ func TestLoaderPipelinesAndBuilds(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			d, _, _ := open(t, engine)
-			g := breachgen.New(7, "example.com")
+			g := darkwebgen.New(7, "example.com")
 			norm := d.Normalizer()
-			recs := make([]breach.Record, 1000)
+			recs := make([]darkweb.Record, 1000)
 			for i := range recs {
 				recs[i] = g.Record()
 				if err := norm.Clean(&recs[i]); err != nil {
@@ -39,7 +39,7 @@ func TestLoaderPipelinesAndBuilds(t *testing.T) {
 			}
 			l.SetBuildEvery(250)
 			added, dups := 0, 0
-			batch := make([]breach.Record, 0, 101)
+			batch := make([]darkweb.Record, 0, 101)
 			for i := 0; i < len(recs); i += 100 {
 				batch = append(batch[:0], recs[i:i+100]...)
 				if i > 0 {
@@ -68,8 +68,8 @@ func TestLoaderPipelinesAndBuilds(t *testing.T) {
 			if c, _ := d.Count(ctx); c != 1000 {
 				t.Fatalf("%d records stored", c)
 			}
-			for _, r := range []breach.Record{recs[0], recs[499], recs[999]} {
-				got, err := d.Search(ctx, Query{Type: breach.Email, Value: r.Email, Limit: 10})
+			for _, r := range []darkweb.Record{recs[0], recs[499], recs[999]} {
+				got, err := d.Search(ctx, Query{Type: darkweb.Email, Value: r.Email, Limit: 10})
 				if err != nil || len(got) != 1 || got[0].Record.Breach != r.Breach || got[0].Record.Breach == "clobbered" {
 					t.Fatalf("search %s: %+v %v", r.Email, got, err)
 				}
@@ -88,8 +88,8 @@ func TestLoaderPipelinesAndBuilds(t *testing.T) {
 // default) counts a record repeated across batches once.
 func TestBuildMergesSpilledRuns(t *testing.T) {
 	ctx := context.Background()
-	g := breachgen.New(9, "example.com", "example.org")
-	var recs []breach.Record
+	g := darkwebgen.New(9, "example.com", "example.org")
+	var recs []darkweb.Record
 	for range 600 {
 		recs = append(recs, g.Record())
 	}
@@ -103,7 +103,7 @@ func TestBuildMergesSpilledRuns(t *testing.T) {
 		}
 		added, dups := 0, 0
 		for i := 0; i < len(recs); i += 100 {
-			batch := append([]breach.Record(nil), recs[i:i+100]...)
+			batch := append([]darkweb.Record(nil), recs[i:i+100]...)
 			if i > 0 {
 				batch = append(batch, recs[i-1]) // stored by the batch before
 			}
@@ -123,7 +123,7 @@ func TestBuildMergesSpilledRuns(t *testing.T) {
 		if c, _ := d.Count(ctx); c != int64(len(recs)+5) {
 			t.Fatalf("%d records stored before the build, want %d (all staged)", c, len(recs)+5)
 		}
-		if got, err := d.Search(ctx, Query{Type: breach.Email, Value: recs[0].Email, Limit: 10, NoCache: true}); err != nil || len(got) != 0 {
+		if got, err := d.Search(ctx, Query{Type: darkweb.Email, Value: recs[0].Email, Limit: 10, NoCache: true}); err != nil || len(got) != 0 {
 			t.Fatalf("a staged record is searchable before its build: %d %v", len(got), err)
 		}
 		built, err := l.Flush(ctx)
@@ -151,12 +151,12 @@ func TestBuildMergesSpilledRuns(t *testing.T) {
 		if nrows < 3*len(recs) {
 			t.Fatalf("%d index rows for %d records", nrows, len(recs))
 		}
-		for _, r := range []breach.Record{recs[0], recs[299], recs[599]} {
+		for _, r := range []darkweb.Record{recs[0], recs[299], recs[599]} {
 			r := r
 			if err := n.Clean(&r); err != nil {
 				t.Fatal(err)
 			}
-			got, err := d.Search(ctx, Query{Type: breach.Email, Value: r.Email, Limit: 10, NoCache: true})
+			got, err := d.Search(ctx, Query{Type: darkweb.Email, Value: r.Email, Limit: 10, NoCache: true})
 			if err != nil || len(got) != 1 {
 				t.Fatalf("runs of %d rows: search %s: %d results, %v", runRows, r.Email, len(got), err)
 			}
@@ -239,17 +239,17 @@ func indexDump(t *testing.T, s *store.Store) string {
 // stopped between them, or with another build between them.
 func TestLoaderRowsInMemoryMatchBlobs(t *testing.T) {
 	ctx := context.Background()
-	g := breachgen.New(21, "example.com", "example.org")
-	recs := make([]breach.Record, 900)
-	norm := breach.Normalizer{}
+	g := darkwebgen.New(21, "example.com", "example.org")
+	recs := make([]darkweb.Record, 900)
+	norm := darkweb.Normalizer{}
 	for i := range recs {
 		recs[i] = g.Record()
 		if err := norm.Clean(&recs[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	batch := func(i int) []breach.Record { return append([]breach.Record(nil), recs[i*100:(i+1)*100]...) }
-	add := func(l *Loader, b []breach.Record) {
+	batch := func(i int) []darkweb.Record { return append([]darkweb.Record(nil), recs[i*100:(i+1)*100]...) }
+	add := func(l *Loader, b []darkweb.Record) {
 		t.Helper()
 		if _, err := l.Add(ctx, b); err != nil {
 			t.Fatal(err)
@@ -452,9 +452,9 @@ func TestSharedColumnsStored(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			d, _, _ := open(t, engine)
-			g := breachgen.New(31, "example.com")
+			g := darkwebgen.New(31, "example.com")
 			norm := d.Normalizer()
-			recs := make([]breach.Record, 450)
+			recs := make([]darkweb.Record, 450)
 			for i := range recs {
 				recs[i] = g.Record()
 				if i < 400 { // two chunks of one breach, then a mixed one
@@ -470,7 +470,7 @@ func TestSharedColumnsStored(t *testing.T) {
 				t.Fatalf("%+v %v", res, err)
 			}
 			for i, r := range recs {
-				got, err := d.Search(ctx, Query{Type: breach.Email, Value: r.Email, Limit: 10, NoCache: true})
+				got, err := d.Search(ctx, Query{Type: darkweb.Email, Value: r.Email, Limit: 10, NoCache: true})
 				if err != nil || len(got) != 1 {
 					t.Fatalf("record %d: %d results, %v", i, len(got), err)
 				}

@@ -9,7 +9,7 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
@@ -47,7 +47,7 @@ func TestUpgradeFrom0012(t *testing.T) {
 					VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)`), id, k.ID(), blob, recs[i].Breach, recs[i].BreachDate, recs[i].Source, secret, day+int64(i)); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := s.DB().ExecContext(ctx, s.Rebind(`INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (3, ?, ?, ?)`), k.Index(breach.Email, recs[i].Email)[:16], day+int64(i), id); err != nil {
+				if _, err := s.DB().ExecContext(ctx, s.Rebind(`INSERT INTO darkweb_index (type, hmac, date_added, record_id) VALUES (3, ?, ?, ?)`), k.Index(darkweb.Email, recs[i].Email)[:16], day+int64(i), id); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -172,10 +172,10 @@ func checkUpgraded(t *testing.T, d *Store) {
 	if n, _ := d.Count(ctx); n != 5 {
 		t.Fatalf("%d records after the upgrade", n)
 	}
-	if got, err := d.Search(ctx, Query{Type: breach.Phone, Value: "+1 202-555-0143", Limit: 10}); err != nil || len(got) != 1 || got[0].Record.Password != "SentinelPassw0rd!" {
+	if got, err := d.Search(ctx, Query{Type: darkweb.Phone, Value: "+1 202-555-0143", Limit: 10}); err != nil || len(got) != 1 || got[0].Record.Password != "SentinelPassw0rd!" {
 		t.Fatalf("phone search after upgrade: %+v %v", got, err)
 	}
-	if got, _ := d.Search(ctx, Query{Type: breach.Domain, Value: "example.com", Limit: 10}); len(got) != 4 || got[0].DateAdded < got[3].DateAdded {
+	if got, _ := d.Search(ctx, Query{Type: darkweb.Domain, Value: "example.com", Limit: 10}); len(got) != 4 || got[0].DateAdded < got[3].DateAdded {
 		t.Fatalf("domain search after upgrade: %+v", got)
 	}
 	if _, total, err := d.Credentials(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10}); err != nil || total != 2 {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
@@ -19,9 +19,9 @@ func TestLargePages(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			d, _, _ := open(t, engine)
-			var recs []breach.Record
+			var recs []darkweb.Record
 			for i := range n {
-				recs = append(recs, breach.Record{Email: fmt.Sprintf("user%d@example.com", i), Password: "SharedPassw0rd!", Breach: "Big", Source: "combolist"})
+				recs = append(recs, darkweb.Record{Email: fmt.Sprintf("user%d@example.com", i), Password: "SharedPassw0rd!", Breach: "Big", Source: "combolist"})
 			}
 			for start := 0; start < n; start += 100 {
 				if _, err := d.Add(ctx, cleaned(t, d, recs[start:min(start+100, n)])); err != nil {
@@ -35,11 +35,11 @@ func TestLargePages(t *testing.T) {
 				}
 				return out
 			}
-			all, err := d.Search(ctx, Query{Type: breach.Password, Value: "SharedPassw0rd!", Limit: 1000, NoCache: true})
+			all, err := d.Search(ctx, Query{Type: darkweb.Password, Value: "SharedPassw0rd!", Limit: 1000, NoCache: true})
 			if err != nil || len(all) != n {
 				t.Fatalf("search: %d results, %v", len(all), err)
 			}
-			small, err := d.Search(ctx, Query{Type: breach.Password, Value: "SharedPassw0rd!", Limit: parallelPageMin - 1, NoCache: true})
+			small, err := d.Search(ctx, Query{Type: darkweb.Password, Value: "SharedPassw0rd!", Limit: parallelPageMin - 1, NoCache: true})
 			if err != nil || fmt.Sprint(ids(small)) != fmt.Sprint(ids(all[:parallelPageMin-1])) {
 				t.Fatalf("the one-query page is not the start of the large one: %v", err)
 			}
@@ -75,9 +75,9 @@ func TestLargePages(t *testing.T) {
 	}
 }
 
-func cleaned(t *testing.T, d *Store, recs []breach.Record) []breach.Record {
+func cleaned(t *testing.T, d *Store, recs []darkweb.Record) []darkweb.Record {
 	t.Helper()
-	out := make([]breach.Record, len(recs))
+	out := make([]darkweb.Record, len(recs))
 	for i, r := range recs {
 		if err := d.Normalizer().Clean(&r); err != nil {
 			t.Fatal(err)
@@ -121,14 +121,14 @@ func TestMalformedMetadataRefused(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			d, s, _ := open(t, engine)
-			recs := cleaned(t, d, []breach.Record{{Email: "meta@example.com", Password: "MetaPassw0rd!", Breach: "Meta", Source: "combolist"}})
+			recs := cleaned(t, d, []darkweb.Record{{Email: "meta@example.com", Password: "MetaPassw0rd!", Breach: "Meta", Source: "combolist"}})
 			if _, err := d.Add(ctx, recs); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.DB().ExecContext(ctx, s.Rebind(`UPDATE darkweb_records SET breach = ?`), "Me\x1fta"); err != nil {
 				t.Fatal(err)
 			}
-			_, err := d.Search(ctx, Query{Type: breach.Email, Value: "meta@example.com", Limit: 10, NoCache: true})
+			_, err := d.Search(ctx, Query{Type: darkweb.Email, Value: "meta@example.com", Limit: 10, NoCache: true})
 			if !errors.Is(err, errMeta) {
 				t.Fatalf("search of a malformed row: %v, want errMeta", err)
 			}

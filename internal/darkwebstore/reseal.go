@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -22,7 +22,7 @@ const sqlAddSealingKey = `INSERT INTO darkweb_keys (key_id, check_value, active,
 
 // registerSealingKey records k's sealing key, when it is not the index
 // key, before anything is sealed with it.
-func registerSealingKey(ctx context.Context, tx *store.Tx, k *breach.Keyring, now int64) error {
+func registerSealingKey(ctx context.Context, tx *store.Tx, k *darkweb.Keyring, now int64) error {
 	if k.ID() == k.IndexID() {
 		return nil
 	}
@@ -37,7 +37,7 @@ func registerSealingKey(ctx context.Context, tx *store.Tx, k *breach.Keyring, no
 // second.
 type keyReload struct {
 	mu   sync.Mutex
-	load func() (*breach.Keyring, error)
+	load func() (*darkweb.Keyring, error)
 	last time.Time
 }
 
@@ -46,22 +46,22 @@ type keyReload struct {
 // are merged into the keyring in use (the blind-index key must not
 // change), so a server keeps answering while `periscope darkweb
 // rotate-key` re-seals records with a new key.
-func (d *Store) SetKeyReload(load func() (*breach.Keyring, error)) {
+func (d *Store) SetKeyReload(load func() (*darkweb.Keyring, error)) {
 	d.reload = &keyReload{load: load}
 }
 
 // openRow decrypts a row with the key it was sealed with, reading the key
 // file again once when that key is unknown.
-func (d *Store) openRow(r row, rec *breach.Record) error {
+func (d *Store) openRow(r row, rec *darkweb.Record) error {
 	_, err := d.openRowBuf(r, rec, nil)
 	return err
 }
 
-// openRowBuf is openRow decrypting into buf (breach.Keyring.OpenBuf); it
+// openRowBuf is openRow decrypting into buf (darkweb.Keyring.OpenBuf); it
 // returns buf, grown as needed.
-func (d *Store) openRowBuf(r row, rec *breach.Record, buf []byte) ([]byte, error) {
+func (d *Store) openRowBuf(r row, rec *darkweb.Record, buf []byte) ([]byte, error) {
 	buf, err := d.keys.OpenKeyBuf(r.keyID, r.id, r.blob, rec, buf)
-	if errors.Is(err, breach.ErrUnknownKey) {
+	if errors.Is(err, darkweb.ErrUnknownKey) {
 		if kr := d.reload; kr != nil {
 			kr.mu.Lock()
 			if !d.keys.Has(r.keyID) && time.Since(kr.last) >= time.Second {
@@ -77,7 +77,7 @@ func (d *Store) openRowBuf(r row, rec *breach.Record, buf []byte) ([]byte, error
 				buf, err = d.keys.OpenKeyBuf(r.keyID, r.id, r.blob, rec, buf)
 			}
 		}
-		if errors.Is(err, breach.ErrUnknownKey) {
+		if errors.Is(err, darkweb.ErrUnknownKey) {
 			return buf, fmt.Errorf("%w: record %s: %v", ErrWrongKey, r.id, err)
 		}
 	}
@@ -170,7 +170,7 @@ func (d *Store) Reseal(ctx context.Context, progress func(done int)) (done, left
 
 // resealPage re-seals one page in one transaction. A row changed since it
 // was read (re-sealed by another run) is left alone by the key_id guard.
-func (d *Store) resealPage(ctx context.Context, k *breach.Keyring, page []row) (int, error) {
+func (d *Store) resealPage(ctx context.Context, k *darkweb.Keyring, page []row) (int, error) {
 	type sealed struct {
 		seq    int64
 		blob   []byte
@@ -178,7 +178,7 @@ func (d *Store) resealPage(ctx context.Context, k *breach.Keyring, page []row) (
 	}
 	out := make([]sealed, 0, len(page))
 	for _, r := range page {
-		var rec breach.Record
+		var rec darkweb.Record
 		if err := d.openRow(r, &rec); err != nil {
 			return 0, fmt.Errorf("reseal: %w", err)
 		}

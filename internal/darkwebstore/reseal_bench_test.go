@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/breach"
-	"github.com/periscope-oss/periscope/internal/breachgen"
+	"github.com/periscope-oss/periscope/internal/darkweb"
+	"github.com/periscope-oss/periscope/internal/darkwebgen"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -41,7 +41,7 @@ func BenchmarkReseal(b *testing.B) {
 			b.Fatal(err)
 		}
 		one, two := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
-		k1, _ := breach.NewKeyringOf([][]byte{one})
+		k1, _ := darkweb.NewKeyringOf([][]byte{one})
 		d := New(s)
 		if err := d.Unlock(ctx, k1); err != nil {
 			b.Fatal(err)
@@ -50,8 +50,8 @@ func BenchmarkReseal(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		g := breachgen.New(3)
-		batch := make([]breach.Record, 0, 2000)
+		g := darkwebgen.New(3)
+		batch := make([]darkweb.Record, 0, 2000)
 		for j := 0; j < n; j++ {
 			r := g.Record()
 			r.Source = "bench"
@@ -67,7 +67,7 @@ func BenchmarkReseal(b *testing.B) {
 			}
 		}
 		l.Close()
-		k2, _ := breach.NewKeyringOf([][]byte{one, two})
+		k2, _ := darkweb.NewKeyringOf([][]byte{one, two})
 		rot := New(s)
 		if err := rot.Unlock(ctx, k2); err != nil {
 			b.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 )
 
 // TestOnlineReseal rotates the key of a keyring file while a "server" (a
@@ -26,10 +26,10 @@ func TestOnlineReseal(t *testing.T) {
 			ctx := context.Background()
 			_, s, _ := open(t, engine) // unlocked with keyring(1), nothing stored
 			path := filepath.Join(t.TempDir(), "dw.key")
-			if err := breach.WriteKeyFile(path, bytes.Repeat([]byte{1}, 32)); err != nil {
+			if err := darkweb.WriteKeyFile(path, bytes.Repeat([]byte{1}, 32)); err != nil {
 				t.Fatal(err)
 			}
-			load := func() (*breach.Keyring, error) { return breach.LoadOrCreateKey(path, false, nil) }
+			load := func() (*darkweb.Keyring, error) { return darkweb.LoadOrCreateKey(path, false, nil) }
 			k1, err := load()
 			if err != nil {
 				t.Fatal(err)
@@ -40,9 +40,9 @@ func TestOnlineReseal(t *testing.T) {
 			}
 			server.SetKeyReload(load)
 			recs := fixtures(t, server)
-			var many []breach.Record
+			var many []darkweb.Record
 			for i := 0; i < 2500; i++ {
-				many = append(many, breach.Record{Email: fmt.Sprintf("user%d@example.com", i), Password: fmt.Sprintf("pw-%d", i), Breach: "Bulk", Source: "combolist"})
+				many = append(many, darkweb.Record{Email: fmt.Sprintf("user%d@example.com", i), Password: fmt.Sprintf("pw-%d", i), Breach: "Bulk", Source: "combolist"})
 			}
 			if _, err := server.Add(ctx, append(many, recs...)); err != nil {
 				t.Fatal(err)
@@ -56,7 +56,7 @@ func TestOnlineReseal(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			k2, err := breach.AddKeyToFile(path)
+			k2, err := darkweb.AddKeyToFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +79,7 @@ func TestOnlineReseal(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for !stop.Load() {
-					got, err := server.Search(ctx, Query{Type: breach.Password, Value: "DaveSecret77", Limit: 5, NoCache: true})
+					got, err := server.Search(ctx, Query{Type: darkweb.Password, Value: "DaveSecret77", Limit: 5, NoCache: true})
 					if err == nil && (len(got) != 1 || got[0].Record.Username != "dave_sentinel") {
 						err = fmt.Errorf("got %+v", got)
 					}
@@ -100,7 +100,7 @@ func TestOnlineReseal(t *testing.T) {
 				t.Fatalf("search during the rotation (after %d): %v", searches, searchErr)
 			}
 			for _, d := range []*Store{server, rot} {
-				got, err := d.Search(ctx, Query{Type: breach.Email, Value: "user2499@example.com", Limit: 5, NoCache: true})
+				got, err := d.Search(ctx, Query{Type: darkweb.Email, Value: "user2499@example.com", Limit: 5, NoCache: true})
 				if err != nil || len(got) != 1 || got[0].Record.Password != "pw-2499" {
 					t.Fatalf("after the rotation: %+v %v", got, err)
 				}
@@ -115,7 +115,7 @@ func TestOnlineReseal(t *testing.T) {
 				t.Fatalf("rows under other keys: %d %v", n, err)
 			}
 			// A server that never reads the file again refuses clearly.
-			if _, err := stale.Search(ctx, Query{Type: breach.Email, Value: "user1@example.com", Limit: 5, NoCache: true}); !errors.Is(err, ErrWrongKey) {
+			if _, err := stale.Search(ctx, Query{Type: darkweb.Email, Value: "user1@example.com", Limit: 5, NoCache: true}); !errors.Is(err, ErrWrongKey) {
 				t.Fatalf("stale server: %v", err)
 			}
 			// The key file as it was before the rotation (an old backup)
@@ -125,10 +125,10 @@ func TestOnlineReseal(t *testing.T) {
 			}
 			// Ingest under the new keyring, rotate again: the second key
 			// is forgotten once nothing is sealed with it.
-			if _, err := rot.Add(ctx, []breach.Record{{Email: "late@example.com", Password: "late-pw", Breach: "Late", Source: "combolist"}}); err != nil {
+			if _, err := rot.Add(ctx, []darkweb.Record{{Email: "late@example.com", Password: "late-pw", Breach: "Late", Source: "combolist"}}); err != nil {
 				t.Fatal(err)
 			}
-			k3, err := breach.AddKeyToFile(path)
+			k3, err := darkweb.AddKeyToFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func TestOnlineReseal(t *testing.T) {
 			if err := fresh.Unlock(ctx, next); err != nil {
 				t.Fatal(err)
 			}
-			got, err := fresh.Search(ctx, Query{Type: breach.Email, Value: "late@example.com", Limit: 5})
+			got, err := fresh.Search(ctx, Query{Type: darkweb.Email, Value: "late@example.com", Limit: 5})
 			if err != nil || len(got) != 1 || got[0].Record.Password != "late-pw" {
 				t.Fatalf("after reindex: %+v %v", got, err)
 			}

@@ -22,7 +22,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -69,8 +69,8 @@ func moveToFile(ctx context.Context, s *store.Store) error {
 // was written with before records are added or read.
 type Store struct {
 	s    *store.Store
-	keys *breach.Keyring
-	norm breach.Normalizer
+	keys *darkweb.Keyring
+	norm darkweb.Normalizer
 	// reload reads the key file again (SetKeyReload; nil: never).
 	reload *keyReload
 
@@ -199,7 +199,7 @@ func New(s *store.Store) *Store {
 func (d *Store) SetRegion(region string) { d.norm.Region = region }
 
 // Normalizer returns the normaliser records must be cleaned with.
-func (d *Store) Normalizer() breach.Normalizer { return d.norm }
+func (d *Store) Normalizer() darkweb.Normalizer { return d.norm }
 
 // ErrWrongKey is returned by Unlock when the data was written with another key.
 var ErrWrongKey = errors.New("darkweb: wrong key")
@@ -215,7 +215,7 @@ const (
 // Unlock checks k against the key check value stored with the data (a
 // first key is recorded) and makes the store use it. A different key is
 // refused with ErrWrongKey, never mixed in.
-func (d *Store) Unlock(ctx context.Context, k *breach.Keyring) error {
+func (d *Store) Unlock(ctx context.Context, k *darkweb.Keyring) error {
 	err := d.s.Tx(ctx, func(tx *store.Tx) error {
 		rows, err := tx.Query(ctx, sqlActiveKeys)
 		if err != nil {
@@ -277,14 +277,14 @@ func (d *Store) Unlock(ctx context.Context, k *breach.Keyring) error {
 
 // typeCodes are the stored codes of the index types (a small integer per
 // row instead of the name).
-var typeCodes = map[breach.Type]int{
-	breach.Username: 1, breach.Name: 2, breach.Email: 3, breach.Hostname: 4, breach.MAC: 5, breach.IP: 6,
-	breach.OrgAlias: 7, breach.BIN: 8, breach.CVE: 9, breach.Domain: 10, breach.Password: 11,
-	breach.HashedPassword: 12, breach.VIN: 13, breach.Address: 14, breach.Phone: 15, breach.EmailDomain: 16,
+var typeCodes = map[darkweb.Type]int{
+	darkweb.Username: 1, darkweb.Name: 2, darkweb.Email: 3, darkweb.Hostname: 4, darkweb.MAC: 5, darkweb.IP: 6,
+	darkweb.OrgAlias: 7, darkweb.BIN: 8, darkweb.CVE: 9, darkweb.Domain: 10, darkweb.Password: 11,
+	darkweb.HashedPassword: 12, darkweb.VIN: 13, darkweb.Address: 14, darkweb.Phone: 15, darkweb.EmailDomain: 16,
 }
 
 // PutBreach stores (or replaces) a breach's metadata.
-func (d *Store) PutBreach(ctx context.Context, b breach.BreachInfo) error {
+func (d *Store) PutBreach(ctx context.Context, b darkweb.BreachInfo) error {
 	classes, _ := json.Marshal(b.DataClasses)
 	const q = `INSERT INTO darkweb_breaches (name, title, domain, breach_date, added_date, pwn_count, data_classes, description, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -302,7 +302,7 @@ func (d *Store) PutBreach(ctx context.Context, b breach.BreachInfo) error {
 }
 
 // Breach returns a breach's metadata; ok is false when it is unknown.
-func (d *Store) Breach(ctx context.Context, name string) (b breach.BreachInfo, ok bool, err error) {
+func (d *Store) Breach(ctx context.Context, name string) (b darkweb.BreachInfo, ok bool, err error) {
 	var classes string
 	err = d.s.DB().QueryRowContext(ctx, d.s.Rebind(`SELECT name, title, domain, breach_date, added_date, pwn_count, data_classes, description
 		FROM darkweb_breaches WHERE name = ?`), name).Scan(&b.Name, &b.Title, &b.Domain, &b.BreachDate, &b.AddedDate, &b.PwnCount, &classes, &b.Description)
@@ -320,7 +320,7 @@ func (d *Store) Breach(ctx context.Context, name string) (b breach.BreachInfo, o
 // newest first, optionally bounded on date_added (epoch seconds,
 // inclusive; 0 means open).
 type Query struct {
-	Type     breach.Type
+	Type     darkweb.Type
 	Value    string
 	From, To int64
 	Limit    int
@@ -371,9 +371,9 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", q.Type, err)
 	}
-	if q.Type == breach.Domain {
+	if q.Type == darkweb.Domain {
 		// A subdomain searches its registrable domain (where emails index).
-		v, _ = d.norm.Normalize(breach.Domain, v)
+		v, _ = d.norm.Normalize(darkweb.Domain, v)
 	}
 	to := q.To
 	if to <= 0 {
@@ -411,7 +411,7 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 // verified keeps the results whose value of type t normalises to v: a
 // record found through a key that another value shares (56 bits of HMAC)
 // is dropped here.
-func (d *Store) verified(res []Result, t breach.Type, v string) []Result {
+func (d *Store) verified(res []Result, t darkweb.Type, v string) []Result {
 	out := res[:0]
 	var same string // the last value found to normalise to v
 	for _, r := range res {
@@ -428,38 +428,38 @@ func (d *Store) verified(res []Result, t breach.Type, v string) []Result {
 // mostly hold the same raw value (the one searched for), and normalising
 // it again for each (NFKC and case folding for names and addresses) was
 // about 2 % of the CPU of the HTTP benchmark's searches at 10M.
-func (d *Store) hasValue(r *breach.Record, t breach.Type, v string, same *string) bool {
+func (d *Store) hasValue(r *darkweb.Record, t darkweb.Type, v string, same *string) bool {
 	var cands []string
 	switch t {
-	case breach.Email:
+	case darkweb.Email:
 		cands = []string{r.Email}
-	case breach.Username:
+	case darkweb.Username:
 		cands = []string{r.Username}
-	case breach.Name:
+	case darkweb.Name:
 		cands = []string{r.Name}
-	case breach.Phone:
+	case darkweb.Phone:
 		cands = []string{r.Phone}
-	case breach.IP:
+	case darkweb.IP:
 		cands = []string{r.IP}
-	case breach.VIN:
+	case darkweb.VIN:
 		cands = []string{r.VIN}
-	case breach.MAC:
+	case darkweb.MAC:
 		cands = []string{r.MAC}
-	case breach.BIN:
+	case darkweb.BIN:
 		cands = []string{r.BIN}
-	case breach.Password:
+	case darkweb.Password:
 		cands = []string{r.Password}
-	case breach.Address:
+	case darkweb.Address:
 		cands = []string{r.Address}
-	case breach.OrgAlias:
+	case darkweb.OrgAlias:
 		cands = []string{r.OrgAlias}
-	case breach.Hostname:
+	case darkweb.Hostname:
 		cands = []string{r.Hostname}
-	case breach.HashedPassword:
+	case darkweb.HashedPassword:
 		cands = r.HashedPassword
-	case breach.CVE:
+	case darkweb.CVE:
 		cands = r.CVEs
-	case breach.Domain:
+	case darkweb.Domain:
 		_, host, _ := strings.Cut(r.Email, "@")
 		cands = []string{host, r.Domain}
 	default:
@@ -480,10 +480,10 @@ func (d *Store) hasValue(r *breach.Record, t breach.Type, v string, same *string
 			return true
 		}
 	}
-	if t == breach.Hostname || t == breach.Domain {
+	if t == darkweb.Hostname || t == darkweb.Domain {
 		// The URL's host last: parsing it is the dearest check, and most
 		// records match before it.
-		if h := breach.URLHost(r.URL); h != "" {
+		if h := darkweb.URLHost(r.URL); h != "" {
 			if n, err := d.norm.Normalize(t, h); err == nil && n == v {
 				return true
 			}
@@ -603,7 +603,7 @@ const scanChunk = 64 << 10
 // in the cgo-free driver, each under the connection's mutex, and an
 // allocation (an eighth of reading a page of random records). None of the
 // four holds U+001F: key ids are hex, breach names refuse control
-// characters (breach.CheckText), sources are the ingest kinds and breach
+// characters (darkweb.CheckText), sources are the ingest kinds and breach
 // dates YYYY-MM-DD; a row with another count of them is an error, never
 // a record with its fields shifted.
 const recordCols = "r.seq, r.date_added, r.id, r.blob, r.key_id || '\x1f' || r.breach || '\x1f' || r.source || '\x1f' || r.breach_date"

@@ -16,14 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
-func keyring(t *testing.T, b byte) *breach.Keyring {
+func keyring(t *testing.T, b byte) *darkweb.Keyring {
 	t.Helper()
-	k, err := breach.NewKeyring(bytes.Repeat([]byte{b}, 32))
+	k, err := darkweb.NewKeyring(bytes.Repeat([]byte{b}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +62,9 @@ func openFixtures(t *testing.T, engine string) (*Store, *store.Store, string) {
 }
 
 // fixtures are synthetic records with reserved values only.
-func fixtures(t *testing.T, d *Store) []breach.Record {
+func fixtures(t *testing.T, d *Store) []darkweb.Record {
 	t.Helper()
-	recs := []breach.Record{
+	recs := []darkweb.Record{
 		{Email: "Alice.Sentinel@Example.com", Password: "SentinelPassw0rd!", Name: "Alice Sentinelperson", Phone: "(202) 555-0143", Breach: "ExampleBreach", BreachDate: "2020-01-02", Source: "breach-csv"},
 		{Email: "bob.sentinel@mail.example.com", HashedPassword: []string{strings.Repeat("ab", 16)}, Breach: "ExampleBreach", Source: "dehashed"},
 		{Email: "carol.sentinel@example.org", Password: "CarolSecret99", IP: "192.0.2.44", Breach: "Other", Source: "combolist"},
@@ -95,36 +95,36 @@ func TestAddSearchList(t *testing.T) {
 				t.Fatalf("re-add not idempotent: %+v %v", res, err)
 			}
 			for _, c := range []struct {
-				t    breach.Type
+				t    darkweb.Type
 				v    string
 				want int
 			}{
-				{breach.Email, "ALICE.SENTINEL@example.com", 1}, {breach.Domain, "example.com", 4}, {breach.Domain, "www.example.com", 4},
-				{breach.Phone, "+1 202-555-0143", 1}, {breach.Name, "alice  SENTINELPERSON", 1}, {breach.IP, "192.0.2.44", 1},
-				{breach.Password, "CarolSecret99", 1}, {breach.Password, "carolsecret99", 0}, {breach.HashedPassword, strings.Repeat("AB", 16), 1},
-				{breach.Hostname, "desktop-sentinel", 1}, {breach.Hostname, "login.example.com", 1}, {breach.MAC, "001122334455", 1},
-				{breach.VIN, "1hgcm82633a004352", 1}, {breach.Username, "DAVE_SENTINEL", 1}, {breach.Email, "nobody@example.com", 0},
+				{darkweb.Email, "ALICE.SENTINEL@example.com", 1}, {darkweb.Domain, "example.com", 4}, {darkweb.Domain, "www.example.com", 4},
+				{darkweb.Phone, "+1 202-555-0143", 1}, {darkweb.Name, "alice  SENTINELPERSON", 1}, {darkweb.IP, "192.0.2.44", 1},
+				{darkweb.Password, "CarolSecret99", 1}, {darkweb.Password, "carolsecret99", 0}, {darkweb.HashedPassword, strings.Repeat("AB", 16), 1},
+				{darkweb.Hostname, "desktop-sentinel", 1}, {darkweb.Hostname, "login.example.com", 1}, {darkweb.MAC, "001122334455", 1},
+				{darkweb.VIN, "1hgcm82633a004352", 1}, {darkweb.Username, "DAVE_SENTINEL", 1}, {darkweb.Email, "nobody@example.com", 0},
 			} {
 				got, err := d.Search(ctx, Query{Type: c.t, Value: c.v, Limit: 10})
 				if err != nil || len(got) != c.want {
 					t.Errorf("search %s %q: %d results, %v; want %d", c.t, c.v, len(got), err, c.want)
 				}
 			}
-			got, _ := d.Search(ctx, Query{Type: breach.Email, Value: "alice.sentinel@example.com", Limit: 10})
+			got, _ := d.Search(ctx, Query{Type: darkweb.Email, Value: "alice.sentinel@example.com", Limit: 10})
 			if r := got[0].Record; r.Password != "SentinelPassw0rd!" || r.Phone != "+12025550143" || r.Breach != "ExampleBreach" || r.BreachDate != "2020-01-02" {
 				t.Fatalf("record read back %+v", r)
 			}
-			if err := d.PutBreach(ctx, breach.BreachInfo{Name: "Other", BreachDate: "2019-07-08"}); err != nil {
+			if err := d.PutBreach(ctx, darkweb.BreachInfo{Name: "Other", BreachDate: "2019-07-08"}); err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := d.Search(ctx, Query{Type: breach.IP, Value: "192.0.2.44", Limit: 10, NoCache: true}); got[0].Record.BreachDate != "2019-07-08" {
+			if got, _ := d.Search(ctx, Query{Type: darkweb.IP, Value: "192.0.2.44", Limit: 10, NoCache: true}); got[0].Record.BreachDate != "2019-07-08" {
 				t.Fatalf("breach date from the catalogue: %+v", got[0].Record)
 			}
-			if _, err := d.Search(ctx, Query{Type: breach.Email, Value: "not-an-email", Limit: 10}); err == nil {
+			if _, err := d.Search(ctx, Query{Type: darkweb.Email, Value: "not-an-email", Limit: 10}); err == nil {
 				t.Fatal("invalid email searched")
 			}
 			day := s.Now().Unix()
-			if got, _ := d.Search(ctx, Query{Type: breach.Domain, Value: "example.com", From: day + 1, Limit: 10, NoCache: true}); len(got) != 0 {
+			if got, _ := d.Search(ctx, Query{Type: darkweb.Domain, Value: "example.com", From: day + 1, Limit: 10, NoCache: true}); len(got) != 0 {
 				t.Fatalf("from after date_added matched %d", len(got))
 			}
 
@@ -168,7 +168,7 @@ func TestWrongKeyRefusedAndRotation(t *testing.T) {
 			if err := d2.Unlock(ctx, keyring(t, 2)); err != nil {
 				t.Fatal(err)
 			}
-			got, err := d2.Search(ctx, Query{Type: breach.Password, Value: "DaveSecret77", Limit: 5})
+			got, err := d2.Search(ctx, Query{Type: darkweb.Password, Value: "DaveSecret77", Limit: 5})
 			if err != nil || len(got) != 1 || got[0].Record.Username != "dave_sentinel" {
 				t.Fatalf("after rotation: %+v %v", got, err)
 			}
@@ -310,7 +310,7 @@ func TestListingTotalsKeptAtIngest(t *testing.T) {
 			day = day.AddDate(0, 0, 1)
 			again := fixtures(t, d)
 			again[0].Password = "AnotherSecret1" // same email, a new record
-			again = append(again, breach.Record{Email: "frank.sentinel@sub.example.com", Password: "x1", Breach: "Other"})
+			again = append(again, darkweb.Record{Email: "frank.sentinel@sub.example.com", Password: "x1", Breach: "Other"})
 			for i := range again {
 				if err := d.Normalizer().Clean(&again[i]); err != nil {
 					t.Fatal(err)
@@ -324,7 +324,7 @@ func TestListingTotalsKeptAtIngest(t *testing.T) {
 			if err != nil || res.Added != 6 || res.Duplicates != 0 {
 				t.Fatalf("second batch staged: %+v %v", res, err)
 			}
-			if got, _ := d.Search(ctx, Query{Type: breach.Email, Value: "frank.sentinel@sub.example.com", Limit: 10, NoCache: true}); len(got) != 0 {
+			if got, _ := d.Search(ctx, Query{Type: darkweb.Email, Value: "frank.sentinel@sub.example.com", Limit: 10, NoCache: true}); len(got) != 0 {
 				t.Fatalf("a staged record is searchable before the build: %+v", got)
 			}
 			dups, err := l.Flush(ctx) // the build finds the records already stored
@@ -424,9 +424,9 @@ func TestLargeSearchPages(t *testing.T) {
 			for load := range 5 {
 				now := day.Add(time.Duration(load) * 24 * time.Hour)
 				s.Now = func() time.Time { return now }
-				var recs []breach.Record
+				var recs []darkweb.Record
 				for i := range 250 {
-					r := breach.Record{Email: fmt.Sprintf("user%d.%d@large.example.com", load, i), Password: fmt.Sprintf("pw-%d-%d", load, i), Breach: "Large", Source: "combolist"}
+					r := darkweb.Record{Email: fmt.Sprintf("user%d.%d@large.example.com", load, i), Password: fmt.Sprintf("pw-%d-%d", load, i), Breach: "Large", Source: "combolist"}
 					if err := n.Clean(&r); err != nil {
 						t.Fatal(err)
 					}
@@ -438,7 +438,7 @@ func TestLargeSearchPages(t *testing.T) {
 			}
 			search := func(limit int) []Result {
 				t.Helper()
-				res, err := d.Search(ctx, Query{Type: breach.Domain, Value: "large.example.com", Limit: limit, NoCache: true})
+				res, err := d.Search(ctx, Query{Type: darkweb.Domain, Value: "large.example.com", Limit: limit, NoCache: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -504,7 +504,7 @@ func TestBreachDatesFromTheCatalogue(t *testing.T) {
 			d, s, dsn := openFixtures(t, engine)
 			date := func() string {
 				t.Helper()
-				got, err := d.Search(ctx, Query{Type: breach.IP, Value: "192.0.2.44", Limit: 10, NoCache: true})
+				got, err := d.Search(ctx, Query{Type: darkweb.IP, Value: "192.0.2.44", Limit: 10, NoCache: true})
 				if err != nil || len(got) != 1 {
 					t.Fatalf("search: %d results, %v", len(got), err)
 				}
@@ -513,7 +513,7 @@ func TestBreachDatesFromTheCatalogue(t *testing.T) {
 			if got := date(); got != "" {
 				t.Fatalf("breach date %q before the catalogue has the breach", got)
 			}
-			if err := d.PutBreach(ctx, breach.BreachInfo{Name: "Other", BreachDate: "2019-07-08"}); err != nil {
+			if err := d.PutBreach(ctx, darkweb.BreachInfo{Name: "Other", BreachDate: "2019-07-08"}); err != nil {
 				t.Fatal(err)
 			}
 			if got := date(); got != "2019-07-08" {
@@ -525,7 +525,7 @@ func TestBreachDatesFromTheCatalogue(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s2.Close()
-			if err := New(s2).PutBreach(ctx, breach.BreachInfo{Name: "Other", BreachDate: "2018-05-06"}); err != nil {
+			if err := New(s2).PutBreach(ctx, darkweb.BreachInfo{Name: "Other", BreachDate: "2018-05-06"}); err != nil {
 				t.Fatal(err)
 			}
 			if got := date(); got != "2019-07-08" {
@@ -579,16 +579,16 @@ func TestAnswerCacheBounded(t *testing.T) {
 // another value shares brought in).
 func TestVerifiedKeepsOnlyTheValue(t *testing.T) {
 	d := New(nil)
-	v, err := d.norm.Normalize(breach.Address, "12 Example Street")
+	v, err := d.norm.Normalize(darkweb.Address, "12 Example Street")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var res []Result
 	for i, a := range []string{"12 Example Street", "12 EXAMPLE STREET", "99 Other Road", "12 Example Street", "12 example street"} {
-		res = append(res, Result{ID: fmt.Sprint(i), Record: breach.Record{Address: a}})
+		res = append(res, Result{ID: fmt.Sprint(i), Record: darkweb.Record{Address: a}})
 	}
 	var ids []string
-	for _, r := range d.verified(res, breach.Address, v) {
+	for _, r := range d.verified(res, darkweb.Address, v) {
 		ids = append(ids, r.ID)
 	}
 	if strings.Join(ids, ",") != "0,1,3,4" {

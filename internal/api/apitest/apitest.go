@@ -7,7 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/periscope-oss/periscope/internal/breach"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"io"
 	"net/http"
@@ -115,7 +115,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 	cfg := api.DefaultConfig()
 	// The dark-web store, unlocked with a fixed test key.
 	dw := darkwebstore.New(s)
-	key, err := breach.NewKeyring([]byte("periscope-test-darkweb-key-32byt"))
+	key, err := darkweb.NewKeyring([]byte("periscope-test-darkweb-key-32byt"))
 	if err != nil {
 		t.Fatal(err)
 	}

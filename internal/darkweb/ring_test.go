@@ -1,4 +1,4 @@
-package breach
+package darkweb
 
 import (
 	"bytes"

@@ -1,12 +1,12 @@
-package breach_test
+package darkweb_test
 
 import (
 	"bytes"
 	"compress/gzip"
 	"testing"
 
-	"github.com/periscope-oss/periscope/internal/breach"
-	"github.com/periscope-oss/periscope/internal/breachgen"
+	"github.com/periscope-oss/periscope/internal/darkweb"
+	"github.com/periscope-oss/periscope/internal/darkwebgen"
 )
 
 // BenchmarkParse measures each parser alone (no cleaning, no storage) on
@@ -14,25 +14,25 @@ import (
 // reported.
 func BenchmarkParse(b *testing.B) {
 	const n = 20000
-	g := breachgen.New(7)
+	g := darkwebgen.New(7)
 	layouts := []struct {
 		name  string
 		write func(*bytes.Buffer) error
-		parse func(*bytes.Reader, breach.Sink) error
+		parse func(*bytes.Reader, darkweb.Sink) error
 	}{
 		{"combolist", func(w *bytes.Buffer) error { return g.Combolist(w, n) },
-			func(r *bytes.Reader, s breach.Sink) error {
-				return breach.ParseCombolist(r, breach.Options{File: "c", Breach: "B"}, s)
+			func(r *bytes.Reader, s darkweb.Sink) error {
+				return darkweb.ParseCombolist(r, darkweb.Options{File: "c", Breach: "B"}, s)
 			}},
 		{"csv", func(w *bytes.Buffer) error { return g.CSV(w, n, false) },
-			func(r *bytes.Reader, s breach.Sink) error { return breach.ParseCSV(r, breach.Options{File: "c"}, s) }},
+			func(r *bytes.Reader, s darkweb.Sink) error { return darkweb.ParseCSV(r, darkweb.Options{File: "c"}, s) }},
 		{"dehashed-ndjson", func(w *bytes.Buffer) error { return g.DeHashed(w, n, true) },
-			func(r *bytes.Reader, s breach.Sink) error {
-				return breach.ParseDeHashed(r, breach.Options{File: "d"}, s)
+			func(r *bytes.Reader, s darkweb.Sink) error {
+				return darkweb.ParseDeHashed(r, darkweb.Options{File: "d"}, s)
 			}},
 		{"dehashed-v1-document", func(w *bytes.Buffer) error { return g.DeHashed(w, n, false) },
-			func(r *bytes.Reader, s breach.Sink) error {
-				return breach.ParseDeHashed(r, breach.Options{File: "d"}, s)
+			func(r *bytes.Reader, s darkweb.Sink) error {
+				return darkweb.ParseDeHashed(r, darkweb.Options{File: "d"}, s)
 			}},
 	}
 	for _, l := range layouts {
@@ -51,7 +51,7 @@ func BenchmarkParse(b *testing.B) {
 			b.Run(l.name+"/"+in.name, func(b *testing.B) {
 				b.SetBytes(int64(raw.Len()))
 				recs := 0
-				sink := breach.Sink{Record: func(breach.Record) error { recs++; return nil }, Reject: func(breach.Reject) {}}
+				sink := darkweb.Sink{Record: func(darkweb.Record) error { recs++; return nil }, Reject: func(darkweb.Reject) {}}
 				for i := 0; i < b.N; i++ {
 					if err := l.parse(bytes.NewReader(in.data), sink); err != nil {
 						b.Fatal(err)

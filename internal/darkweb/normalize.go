@@ -1,9 +1,9 @@
-// Package breach is the domain logic of dark-web breach intelligence: the
+// Package darkweb is the domain logic of dark-web breach intelligence: the
 // record, the normalisation of each of the fifteen search types, the
 // encryption of sensitive fields and the blind indexes they are searched
 // through, and the parsers of the breach layouts Periscope ingests. It
 // touches no database (internal/darkwebstore keeps the rows).
-package breach
+package darkweb
 
 import (
 	"errors"
