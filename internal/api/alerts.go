@@ -26,6 +26,9 @@ type AlertService interface {
 	UpdateEndpoint(ctx context.Context, e *alertstore.Endpoint) error
 	DeleteEndpoint(ctx context.Context, accountID, orgID, id string) error
 	SendTest(ctx context.Context, e alertstore.Endpoint) (string, error)
+	// VulnFindings reads the vulnerability matching's findings
+	// (vulnfindings.go).
+	VulnFindings(ctx context.Context, q alerts.FindingQuery) ([]alerts.Finding, int, error)
 }
 
 // Page sizes: FullHunt's 500 alerts; the ledger search's 100 rows.

@@ -72,6 +72,8 @@ func (s *Server) registerRoutes() {
 	// <routes:alerts>
 	s.handle("POST /api/v1/oem/alerts/search", oemCharged, s.handleAlertSearch)
 	s.handle("GET /api/v1/enterprise/alerts", enterprise, s.handleListAlerts)
+	s.handle("GET /api/v1/enterprise/vulnerabilities", enterprise, s.handleEnterpriseVulnerabilities)
+	s.handle("POST /api/v1/oem/vulnerabilities/search", oemCharged, s.handleOEMVulnerabilities)
 	s.handle("POST /api/v1/enterprise/alerts/{id}/acknowledge", enterprise, s.handleAcknowledgeAlert)
 	s.handle("POST /api/v1/enterprise/alerts/{id}/resolve", enterprise, s.handleResolveAlert)
 	s.handle("POST /api/v1/enterprise/alerts/{id}/suppress", enterprise, s.handleSuppressAlert)
