@@ -98,8 +98,8 @@ func TestVulnerabilityFindings(t *testing.T) {
 		for body, want := range map[string][2]any{
 			`{"type":"host","query":"git.acme-vuln.com"}`: {"host", 1},
 			`{"query":"acme-vuln.com"}`:                   {"domain", 2},
-			`{"type":"ip_range","query":"52.1.2.0/24"}`: {"ip_range", 1},
-			`{"query":"52.9.9.9"}`:                    {"ip_range", 1},
+			`{"type":"ip_range","query":"52.1.2.0/24"}`:   {"ip_range", 1},
+			`{"query":"52.9.9.9"}`:                        {"ip_range", 1},
 			`{"query":"other.example"}`:                   {"domain", 0},
 		} {
 			var s search
