@@ -115,7 +115,7 @@ func setupDarkweb(ctx context.Context, svc *services) error {
 const headsInterval = time.Minute
 
 // darkwebHeads builds the dark-web answer heads at start and again after
-// every ingest (README "Answer heads"): on one instance, in the
+// every ingest (docs/design/darkweb.md "Answers"): on one instance, in the
 // background. A failed pass (an ingest holding the database, say) is
 // logged and tried again at the next.
 func darkwebHeads(dw *darkwebstore.Store, interval time.Duration, log *slog.Logger) worker {
@@ -139,7 +139,7 @@ func darkwebHeads(dw *darkwebstore.Store, interval time.Duration, log *slog.Logg
 	}}
 }
 
-// darkwebKinds are the ingest kinds of the dark web (README "Command line").
+// darkwebKinds are the ingest kinds of the dark web (docs/ingest.md).
 var darkwebKinds = []string{"combolist", "breach-csv", "dehashed", "stealer", "breaches"}
 
 // addDarkwebIngesters lists the dark-web kinds; cmdIngest hands them to
@@ -424,7 +424,7 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 		return err
 	})
 	// The records are stored; the build indexes them in bulk and finds
-	// those already stored (README "Dark-web breach intelligence").
+	// those already stored (docs/ingest.md "Dark-web breach data").
 	dups, err := load.Flush(ctx)
 	r.sum.Added -= dups
 	r.sum.Duplicates += dups
@@ -438,7 +438,7 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	printDarkwebSummary(e.stdout, kind, len(pos), r.sum, time.Since(start))
 	if firstErr != nil && !refused {
 		// Every failed source was cut short, its complete records stored:
-		// say so with an exit status of its own (README "Ingest errors").
+		// say so with an exit status of its own (docs/ingest.md "Ingest errors").
 		return exitError{code: exitIncomplete, err: fmt.Errorf("ingest %s: %d source(s) incomplete: %w", kind, r.sum.Incomplete, firstErr)}
 	}
 	return firstErr

@@ -23,7 +23,7 @@ func bad(name string) string {
 	return filepath.Join("..", "..", "internal", "darkweb", "testdata", "bad", name)
 }
 
-// TestDarkwebIngestBadInput drives the CLI through README "Ingest errors":
+// TestDarkwebIngestBadInput drives the CLI through docs/ingest.md "Ingest errors":
 // what each bad input stores, and the exit status.
 func TestDarkwebIngestBadInput(t *testing.T) {
 	for _, engine := range storetest.Engines() {

@@ -17,7 +17,7 @@ import (
 // ingester loads one kind of input into the store.
 type ingester func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error
 
-// ingesters maps the kind names of README.md "Command line" to their loaders. Each
+// ingesters maps the kind names of docs/ingest.md to their loaders. Each
 // capability adds its kinds here.
 func ingesters() map[string]ingester {
 	m := map[string]ingester{}

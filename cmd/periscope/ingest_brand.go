@@ -96,7 +96,7 @@ func brandConfigFromEnv(getenv config.Getenv) *brandConfig {
 	return &brandConfig{Dictionary: getenv("PERISCOPE_BRAND_DICTIONARY"), TLDs: getenv("PERISCOPE_BRAND_TLDS")}
 }
 
-// addBrandIngesters registers the kinds of brand protection (README "Command line").
+// addBrandIngesters registers the kinds of brand protection (docs/ingest.md).
 func addBrandIngesters(m map[string]ingester) {
 	for _, kind := range []string{brandingest.Certs, brandingest.CT, brandingest.Certstream, brandingest.Zone} {
 		m[kind] = func(ctx context.Context, e env, st *store.Store, _ *config.Config, sources []string) error {

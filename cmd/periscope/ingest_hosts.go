@@ -161,7 +161,7 @@ func printHostSummary(w io.Writer, f scan.Format, files int, s hostingest.Summar
 	}
 }
 
-// addHostIngesters registers the kinds of the host index (README.md "Command line").
+// addHostIngesters registers the kinds of the host index (docs/ingest.md).
 func addHostIngesters(m map[string]ingester) {
 	m["httpx"] = ingestHostsAs(scan.HTTPX)
 	m["nmap"] = ingestHostsAs(scan.Nmap)

@@ -15,7 +15,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
-// addVulnIngesters registers the vulnerability-intelligence kinds (README.md "Command line").
+// addVulnIngesters registers the vulnerability-intelligence kinds (docs/ingest.md).
 func addVulnIngesters(m map[string]ingester) {
 	for _, k := range vulningest.Kinds {
 		m[k] = ingestVulnAs(k)

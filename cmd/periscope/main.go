@@ -25,7 +25,7 @@ func main() {
 }
 
 // exitIncomplete is the exit status of an ingest whose only failures were
-// sources cut short (README "Ingest errors").
+// sources cut short (docs/ingest.md "Ingest errors").
 const exitIncomplete = 3
 
 // exitError is an error with an exit status other than 1.

@@ -19,7 +19,7 @@ const orgUsage = `usage:
   periscope org assets ORG_ID                  list the organization's assets and whether each may be probed
 
 Only verified domains and authorised ranges are ever actively probed. A
-customer verifies a domain itself with a DNS TXT record (see README,
+customer verifies a domain itself with a DNS TXT record (see docs/api.md,
 "Active monitoring"); these commands are for operators who checked
 ownership another way. The asset must already be the organization's.
 `

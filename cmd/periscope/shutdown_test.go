@@ -9,7 +9,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
-// Issue 12, defect 12: what the README says of SIGTERM: the listener closes
+// Issue 12, defect 12: what docs/operations.md says of SIGTERM: the listener closes
 // at once, so new connections are refused (a load balancer moves on), and
 // the process exits once in-flight requests are done.
 func TestShutdownRefusesNewConnections(t *testing.T) {

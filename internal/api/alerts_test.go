@@ -21,7 +21,7 @@ import (
 )
 
 // receiver is a webhook receiver that verifies every delivery's signature
-// with the secrets it knows, as the README tells receivers to.
+// with the secrets it knows, as docs/api.md tells receivers to.
 type receiver struct {
 	t       *testing.T
 	clock   func() time.Time

@@ -135,7 +135,7 @@ func (d disclosure) clear(r *darkweb.Record) bool {
 	return false
 }
 
-// darkwebSearchBody is the body of POST /oem/darkweb/search (README "Dark-web breach intelligence").
+// darkwebSearchBody is the body of POST /oem/darkweb/search (docs/api.md "Dark-web breach data").
 type darkwebSearchBody struct {
 	Query   *string `json:"query"`
 	Type    *string `json:"type"`

@@ -35,7 +35,7 @@ var statusOf = map[string]int{
 	periscope.EUnprocessable:       http.StatusUnprocessableEntity,
 }
 
-// errorBody is the JSON body of every error (README.md "Errors").
+// errorBody is the JSON body of every error (docs/api.md "Errors").
 type errorBody struct {
 	Status     int    `json:"status"`
 	Error      string `json:"error"`

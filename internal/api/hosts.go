@@ -24,7 +24,7 @@ const (
 	filterBool                     // a boolean
 )
 
-// searchFilter is one global-search filter of README.md "Internet host index" and internal/api/openapi/hosts.json.
+// searchFilter is one global-search filter of docs/api.md "Internet host index" and internal/api/openapi/hosts.json.
 type searchFilter struct {
 	kind filterKind
 	// term is the index field of the filter; empty for the special cases
@@ -32,7 +32,7 @@ type searchFilter struct {
 	term string
 }
 
-// searchFilters maps every filter name and alias of README.md "Internet host index" and internal/api/openapi/hosts.json to its
+// searchFilters maps every filter name and alias of docs/api.md "Internet host index" and internal/api/openapi/hosts.json to its
 // index field.
 var searchFilters = map[string]searchFilter{
 	"country":                   {filterString, ""}, // a code or an English name
@@ -86,7 +86,7 @@ var searchFilters = map[string]searchFilter{
 	"cert_dns_name":             {filterString, hoststore.TermCertDNSName},
 }
 
-// Global search bounds (README.md "Internet host index" and internal/api/openapi/hosts.json).
+// Global search bounds (docs/api.md "Internet host index" and internal/api/openapi/hosts.json).
 const (
 	searchDefaultLimit = 50
 	searchMaxLimit     = 200

@@ -7,7 +7,7 @@ import (
 )
 
 // Paging of GET /enterprise/organizations. The body stays the bare array it
-// always was (README "Enterprise organizations and assets"); the page and the total travel in headers, as
+// always was (docs/api.md "Organizations and assets"); the page and the total travel in headers, as
 // GitHub's API does, so existing clients keep working. The default page
 // holds the default organization quota, so an account within its quota
 // still gets every organization without asking for a page.

@@ -41,7 +41,7 @@ type policy struct {
 	assetChange bool
 }
 
-// The route policies of README.md "Credits, entitlements and limits".
+// The route policies of docs/api.md "Credits, entitlements and limits".
 var (
 	public           = policy{public: true}
 	free             = policy{family: "general"}

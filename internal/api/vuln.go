@@ -14,7 +14,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
-// Feed and search bounds (README.md "Vulnerability intelligence", internal/api/openapi/vuln.json).
+// Feed and search bounds (docs/api.md "Vulnerability intelligence", internal/api/openapi/vuln.json).
 const (
 	feedMaxDays        = 7
 	feedDefaultPerPage = 20
@@ -43,7 +43,7 @@ type feedParams struct {
 	KEV, ExploitAvailable      bool
 }
 
-// vulnRecord is the wire form of a vulnerability (README.md "Vulnerability intelligence" and internal/api/openapi/vuln.json); times are
+// vulnRecord is the wire form of a vulnerability (docs/api.md "Vulnerability intelligence" and internal/api/openapi/vuln.json); times are
 // epoch seconds, 0 when unknown.
 type vulnRecord struct {
 	CVEID              string           `json:"cve_id"`
@@ -472,7 +472,7 @@ func (s *Server) serveFeed(w http.ResponseWriter, r *http.Request, p feedParams,
 	return nil
 }
 
-// searchBody is the body of the searches (README.md "Vulnerability intelligence" and internal/api/openapi/vuln.json).
+// searchBody is the body of the searches (docs/api.md "Vulnerability intelligence" and internal/api/openapi/vuln.json).
 type searchBody struct {
 	Query     *string `json:"query"`
 	Ecosystem *string `json:"ecosystem"`

@@ -1,6 +1,6 @@
 // Package asset validates and normalises the assets an organization claims:
 // domains (IDNA to ASCII, lower case, under a public suffix) and public IP
-// ranges (README.md "Enterprise organizations and assets").
+// ranges (docs/api.md "Organizations and assets").
 package asset
 
 import (
@@ -79,7 +79,7 @@ type Limits struct {
 	MinPrefixV6 int // default 48
 }
 
-// DefaultLimits are the caps of README.md "Enterprise organizations and assets".
+// DefaultLimits are the caps of docs/api.md "Organizations and assets".
 var DefaultLimits = Limits{MinPrefixV4: 16, MinPrefixV6: 48}
 
 var reserved = mustPrefixes(

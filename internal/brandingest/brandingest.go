@@ -27,7 +27,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/zone"
 )
 
-// The input kinds of brand protection (README "Command line"), as `periscope ingest`
+// The input kinds of brand protection (docs/ingest.md), as `periscope ingest`
 // names them.
 const (
 	Certs      = "certs"

@@ -80,8 +80,8 @@ func RedactDSN(dsn string) string {
 // page of 1,000 records allocates about 5 MB, and with the answer caches
 // bounded the live heap is small, so the default target (100) ran a
 // collection every few large requests. Measured at 10M records on
-// PostgreSQL: 17 % less CPU for the same requests (BENCHMARKS.md, "Dark-web
-// reads at 10M, session 14"); the heap may grow to five times what is
+// PostgreSQL: 17 % less CPU for the same requests (BENCHMARKS.md's git
+// history, 2026-11-26); the heap may grow to five times what is
 // live instead of twice.
 const ServeGCPercent = 400
 

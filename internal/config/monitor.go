@@ -22,7 +22,7 @@ type Monitor struct {
 	Timeout     time.Duration
 }
 
-// monitorDefaults are documented in the README ("Active monitoring").
+// monitorDefaults are documented in docs/api.md ("Active monitoring") and docs/operations.md.
 var monitorDefaults = Monitor{
 	Enabled: true, Interval: 24 * time.Hour, Resolvers: "1.1.1.1,8.8.8.8",
 	Ports: "21,22,25,80,110,143,443,465,587,993,995,3306,3389,5432,8080,8443",

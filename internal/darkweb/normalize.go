@@ -500,7 +500,7 @@ func luhn(d string) bool {
 var hexRE = regexp.MustCompile(`^[0-9a-f]+$`)
 
 // HashTypes are the hash_type values Periscope detects, in the order
-// README "Hash types" documents them.
+// docs/ingest.md "Hash types" documents them.
 var HashTypes = []string{"md5", "ntlm", "sha1", "sha256", "sha512", "mysql41", "bcrypt", "argon2", "scrypt", "yescrypt",
 	"md5crypt", "apr1", "sha256crypt", "sha512crypt", "phpass", "pbkdf2", "unknown"}
 

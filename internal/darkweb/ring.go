@@ -18,7 +18,7 @@ import (
 // the data lives (changing it means re-indexing every record: rotate-key
 // --reindex); the last key seals new records; every key listed opens the
 // records it sealed. Online rotation appends a key and re-seals the
-// records with it (README "Rotating the dark-web key").
+// records with it (docs/operations.md "Rotating the dark-web key").
 
 // keySet is every key of a keyring by id, in file order. Merging a
 // reloaded key file into a keyring in use adds to it, so it is guarded.

@@ -135,7 +135,7 @@ const (
 )
 
 // BuildHeads writes the head of every search key with headMin records or
-// more whose head is missing or behind (README "Answer heads"). serve runs
+// more whose head is missing or behind (docs/design/darkweb.md "Answers"). serve runs
 // it in the background at start and after ingests; it is safe beside
 // searches (a head is replaced in one transaction, and searches check
 // heads against the index) and beside an ingest (a key indexed later is

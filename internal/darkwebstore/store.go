@@ -48,8 +48,8 @@ func Migrations() store.MigrationSet {
 // SQLite's page cache, one lock and one LRU list for every connection's,
 // got slower as it grew. At 10M records two connections read 1,000 random
 // records in 3.8–4.0 ms with 1–2 MiB against 8.9 ms with 64 MiB, and one
-// in 5.9 against 7.0 ms (BENCHMARKS.md, session 15); in session 16 no size
-// from 2 to 64 MiB stood out (5.4–7.3 ms), and answer heads read the pages
+// in 5.9 against 7.0 ms (BENCHMARKS.md's git history, 2026-11-26); later
+// runs saw no size from 2 to 64 MiB stand out (5.4–7.3 ms), and answer heads read the pages
 // of a frequent value's large answers together.
 const readCacheKiB = 2048
 
@@ -116,7 +116,7 @@ func (d *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 	return st.(*sql.Stmt).QueryContext(ctx, args...)
 }
 
-// CacheTTL is how long a search answer is reused (24 hours, README "Dark-web breach intelligence").
+// CacheTTL is how long a search answer is reused (24 hours, docs/api.md "Dark-web breach data").
 const CacheTTL = 24 * time.Hour
 
 // cacheMax bounds the cached answers, cacheMaxBytes their sealed rows'

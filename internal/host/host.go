@@ -2,7 +2,7 @@
 // (or per bare IP when no name is known), built by merging observations
 // from many sources (scanners, passive DNS, HTTP probes, imports).
 //
-// The JSON encoding of Host is the host object of README.md "Internet host index" and internal/api/openapi/hosts.json: every list
+// The JSON encoding of Host is the host object of docs/api.md "Internet host index" and internal/api/openapi/hosts.json: every list
 // encodes as [] (never null), every integer as a JSON integer, and
 // ip_address is omitted when unknown.
 package host
@@ -146,7 +146,7 @@ type Cert struct {
 // sorted set.
 type Extracted map[string][]string
 
-// MarshalJSON encodes the host object of README.md "Internet host index" and internal/api/openapi/hosts.json from a derived copy of
+// MarshalJSON encodes the host object of docs/api.md "Internet host index" and internal/api/openapi/hosts.json from a derived copy of
 // h (see Derive), so lists are [] and flags agree with the data.
 func (h Host) MarshalJSON() ([]byte, error) {
 	return h.CanonicalJSON()

@@ -29,7 +29,7 @@ type Quotas struct {
 	Ranges        int // organization IP ranges, over all the account's organizations
 }
 
-// DefaultQuotas are the quotas of an account that sets none (README "Quotas").
+// DefaultQuotas are the quotas of an account that sets none (docs/api.md "Organizations and assets").
 var DefaultQuotas = Quotas{Organizations: 100, Domains: 250, Ranges: 250}
 
 // Effective returns q with every unset field taken from DefaultQuotas.

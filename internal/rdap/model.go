@@ -177,7 +177,7 @@ func redacted(v string) bool {
 	return strings.Contains(low, "redacted") || strings.Contains(low, "privacy") || strings.Contains(low, "withheld") || strings.Contains(low, "not disclosed")
 }
 
-// Summary is the lookup's view of one RDAP object (the "rdap" object of README "WHOIS and RDAP").
+// Summary is the lookup's view of one RDAP object (the "rdap" object of docs/api.md "WHOIS and RDAP").
 type Summary struct {
 	Source      string     `json:"source"`
 	Registrar   string     `json:"registrar"`

@@ -411,7 +411,7 @@ type MigrationSet struct {
 	// SQLite's page cache gets slower as it grows (one lock and one LRU
 	// list for every connection's cache), so a file read a page a row at
 	// random over gigabytes, which no cache of a useful size holds, reads
-	// faster with a small one (BENCHMARKS.md, session 15).
+	// faster with a small one (BENCHMARKS.md's git history).
 	FileCacheKiB int
 }
 

@@ -53,7 +53,7 @@ type Vulnerability struct {
 	// CVE (GHSA, GO, PYSEC...), filled in by the store.
 	Advisories []string `json:"-"`
 
-	// CVSS v4.0 is kept for severity and later use; README.md "Vulnerability intelligence" and internal/api/openapi/vuln.json has no
+	// CVSS v4.0 is kept for severity and later use; docs/api.md "Vulnerability intelligence" and internal/api/openapi/vuln.json has no
 	// field for it yet, so it is not encoded.
 	CVSSV4Score  float64 `json:"-"`
 	CVSSV4Vector string  `json:"-"`

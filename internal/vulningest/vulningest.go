@@ -22,7 +22,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
-// The kinds of input (README.md "Command line").
+// The kinds of input (docs/ingest.md).
 const (
 	OSV       = "osv"
 	NVD       = "nvd"

@@ -86,7 +86,7 @@ func New(c Config) *Service {
 	return s
 }
 
-// Result is the lookup's answer in the shape of README "WHOIS and RDAP", plus Cached
+// Result is the lookup's answer in the shape of docs/api.md "WHOIS and RDAP", plus Cached
 // and Stale.
 type Result struct {
 	Domain    string `json:"domain"`
