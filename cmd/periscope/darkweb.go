@@ -5,20 +5,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/periscope-oss/periscope/internal/cli"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/api"
+	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/darkweb"
+	"github.com/periscope-oss/periscope/internal/darkwebingest"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -139,24 +138,12 @@ func darkwebHeads(dw *darkwebstore.Store, interval time.Duration, log *slog.Logg
 	}}
 }
 
-// darkwebKinds are the ingest kinds of the dark web (docs/ingest.md).
-var darkwebKinds = []string{"combolist", "breach-csv", "dehashed", "stealer", "breaches"}
-
 // addDarkwebIngesters lists the dark-web kinds; cmdIngest hands them to
 // ingestDarkweb, which reads their own flags.
 func addDarkwebIngesters(m map[string]ingester) {
-	for _, k := range darkwebKinds {
+	for _, k := range darkwebingest.Kinds {
 		m[k] = nil
 	}
-}
-
-func isDarkwebKind(kind string) bool {
-	for _, k := range darkwebKinds {
-		if k == kind {
-			return true
-		}
-	}
-	return false
 }
 
 // mapFlag collects repeated --map col=field.
@@ -170,178 +157,6 @@ func (m mapFlag) Set(v string) error {
 	}
 	m[strings.TrimSpace(col)] = strings.TrimSpace(field)
 	return nil
-}
-
-// darkwebSummary counts a dark-web ingest.
-type darkwebSummary struct {
-	Read, Added, Duplicates, Rejected, Breaches int
-	// Incomplete counts sources cut short (their complete records stored).
-	Incomplete int
-	Rejects    []string
-}
-
-func (s *darkwebSummary) reject(r string) {
-	s.Rejected++
-	if len(s.Rejects) < 20 {
-		s.Rejects = append(s.Rejects, r)
-	}
-}
-
-// darkwebBatch is how many records one transaction stores.
-const darkwebBatch = 5000
-
-// darkwebRun feeds parsed records to the store in batches.
-type darkwebRun struct {
-	dw   *darkwebstore.Store
-	load *darkwebstore.Loader // when set, batches go through it (one held connection)
-	norm darkweb.Normalizer
-	sum  darkwebSummary
-	// parsed holds what the parser gave since the last batch, in order:
-	// records (cleaned together on every core when the batch is full) and
-	// the parser's rejects between them.
-	parsed []parsedRecord
-	batch  []darkweb.Record
-	prog   *progress
-}
-
-// parsedRecord is a parsed record and its number in the run, or a
-// parser's reject (reject set).
-type parsedRecord struct {
-	rec    darkweb.Record
-	n      int
-	err    error
-	reject string
-}
-
-func (r *darkwebRun) sink(ctx context.Context) darkweb.Sink {
-	return darkweb.Sink{
-		Record: func(rec darkweb.Record) error {
-			r.sum.Read++
-			r.parsed = append(r.parsed, parsedRecord{rec: rec, n: r.sum.Read})
-			if len(r.parsed) >= darkwebBatch {
-				return r.flush(ctx)
-			}
-			return nil
-		},
-		Reject: func(rj darkweb.Reject) {
-			r.sum.Read++
-			r.parsed = append(r.parsed, parsedRecord{n: r.sum.Read, reject: rj.String()})
-		},
-	}
-}
-
-// clean normalises the parsed records on every core (libphonenumber and
-// the other normalisers were a fifth of a single-threaded ingest's CPU)
-// and moves them to the batch, counting rejects in the parser's order.
-func (r *darkwebRun) clean() {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(r.parsed)/256))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(r.parsed); i += workers {
-				if p := &r.parsed[i]; p.reject == "" {
-					p.err = r.norm.Clean(&p.rec)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for i := range r.parsed {
-		p := &r.parsed[i]
-		switch {
-		case p.reject != "":
-			r.sum.reject(p.reject)
-		case p.err != nil:
-			r.sum.reject(fmt.Sprintf("record %d: %v", p.n, p.err))
-		default:
-			r.batch = append(r.batch, p.rec)
-		}
-	}
-	clear(r.parsed)
-	r.parsed = r.parsed[:0]
-}
-
-func (r *darkwebRun) flush(ctx context.Context) error {
-	r.clean()
-	if len(r.batch) == 0 {
-		return nil
-	}
-	var res darkwebstore.AddResult
-	var err error
-	if r.load != nil {
-		res, err = r.load.Add(ctx, r.batch)
-	} else {
-		res, err = r.dw.Add(ctx, r.batch)
-	}
-	clear(r.batch)
-	r.batch = r.batch[:0]
-	if err != nil {
-		return err
-	}
-	r.sum.Added += res.Added
-	r.sum.Duplicates += res.Duplicates
-	if r.prog != nil {
-		r.prog.update(ingestCounts{read: r.sum.Read, inserted: r.sum.Added, unchanged: r.sum.Duplicates, rejected: r.sum.Rejected})
-	}
-	return nil
-}
-
-// ingestDarkwebSource parses one file or folder of the kind.
-func (r *darkwebRun) source(ctx context.Context, kind, src string, o darkweb.Options) error {
-	o.File = src
-	if kind == "stealer" {
-		fi, err := os.Stat(src)
-		if err != nil {
-			return err
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("%s: a stealer log is a folder", src)
-		}
-		return r.finish(ctx, darkweb.ParseStealer(src, o, r.sink(ctx)))
-	}
-	f, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	switch kind {
-	case "combolist":
-		err = darkweb.ParseCombolist(f, o, r.sink(ctx))
-	case "breach-csv":
-		err = darkweb.ParseCSV(f, o, r.sink(ctx))
-	case "dehashed":
-		err = darkweb.ParseDeHashed(f, o, r.sink(ctx))
-	case "breaches":
-		return darkweb.ParseBreaches(f, o, func(b darkweb.BreachInfo) error {
-			r.sum.Read++
-			r.sum.Breaches++
-			return r.dw.PutBreach(ctx, b)
-		}, func(rj darkweb.Reject) { r.sum.Read++; r.sum.reject(rj.String()) })
-	default:
-		return fmt.Errorf("unknown dark-web kind %q", kind)
-	}
-	return r.finish(ctx, err)
-}
-
-// finish ends a source with the parser's error: the batch is stored when
-// the parse ended cleanly or in a cut-short file (the complete records
-// before the cut), and dropped on any other error (refusals come before
-// the first record, and a failed store must not be half-retried).
-func (r *darkwebRun) finish(ctx context.Context, err error) error {
-	if err != nil && !errors.Is(err, darkweb.ErrIncomplete) {
-		r.clean() // the rejects are counted; the records are dropped
-		r.batch = r.batch[:0]
-		return err
-	}
-	if ferr := r.flush(ctx); ferr != nil {
-		return ferr
-	}
-	if err != nil {
-		r.sum.Incomplete++
-	}
-	return err
 }
 
 // ingestDarkweb runs `periscope ingest <dark-web kind> …`.
@@ -416,35 +231,36 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 		return fmt.Errorf("ingest %s: %w", kind, err)
 	}
 	defer load.Close()
-	r := &darkwebRun{dw: dw, load: load, norm: dw.Normalizer(), prog: newProgress(e.stderr)}
+	prog := newProgress(e.stderr)
+	r := darkwebingest.NewLoading(dw, load, func(s darkwebingest.Summary) {
+		prog.update(ingestCounts{read: s.Read, inserted: s.Added, unchanged: s.Duplicates, rejected: s.Rejected})
+	})
 	refused := false
 	firstErr := eachSource(ctx, e.stderr, pos, func(src string) error {
-		err := r.source(ctx, kind, src, o)
+		err := r.Source(ctx, kind, src, o)
 		refused = refused || err != nil && !errors.Is(err, darkweb.ErrIncomplete)
 		return err
 	})
 	// The records are stored; the build indexes them in bulk and finds
 	// those already stored (docs/ingest.md "Dark-web breach data").
-	dups, err := load.Flush(ctx)
-	r.sum.Added -= dups
-	r.sum.Duplicates += dups
-	if err != nil {
+	if err := r.Build(ctx); err != nil {
 		refused = true
 		if firstErr == nil {
 			firstErr = fmt.Errorf("ingest %s: index build: %w", kind, err)
 		}
 	}
-	r.prog.done()
-	printDarkwebSummary(e.stdout, kind, len(pos), r.sum, time.Since(start))
+	prog.done()
+	sum := r.Summary()
+	printDarkwebSummary(e.stdout, kind, len(pos), sum, time.Since(start))
 	if firstErr != nil && !refused {
 		// Every failed source was cut short, its complete records stored:
 		// say so with an exit status of its own (docs/ingest.md "Ingest errors").
-		return exitError{code: exitIncomplete, err: fmt.Errorf("ingest %s: %d source(s) incomplete: %w", kind, r.sum.Incomplete, firstErr)}
+		return exitError{code: exitIncomplete, err: fmt.Errorf("ingest %s: %d source(s) incomplete: %w", kind, sum.Incomplete, firstErr)}
 	}
 	return firstErr
 }
 
-func printDarkwebSummary(w io.Writer, kind string, sources int, s darkwebSummary, d time.Duration) {
+func printDarkwebSummary(w io.Writer, kind string, sources int, s darkwebingest.Summary, d time.Duration) {
 	if kind == "breaches" {
 		fmt.Fprintf(w, "ingest breaches: %d sources, %d breaches stored, %d rejected in %s\n", sources, s.Breaches, s.Rejected, d.Round(time.Millisecond))
 	} else {

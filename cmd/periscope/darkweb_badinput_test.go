@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/periscope-oss/periscope/internal/darkweb"
+	"github.com/periscope-oss/periscope/internal/darkwebingest"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -244,7 +245,7 @@ func TestDarkwebIngestAcrossBatches(t *testing.T) {
 	csvf := filepath.Join(dir, "many.csv")
 	var b strings.Builder
 	b.WriteString("email,password\n")
-	n := 3*darkwebBatch + 7
+	n := 3*darkwebingest.Batch + 7
 	var wantRejects []string
 	for i := range n {
 		if i%997 == 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/darkweb"
+	"github.com/periscope-oss/periscope/internal/darkwebingest"
 	"github.com/periscope-oss/periscope/internal/scan"
 )
 
@@ -111,9 +112,9 @@ func demoCredentials(ctx context.Context, svc *services) (int, error) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		return 0, err
 	}
-	r := &darkwebRun{dw: svc.dw, norm: svc.dw.Normalizer()}
-	if err := r.source(ctx, "combolist", path, darkweb.Options{Breach: "ExampleForum2026", BreachDate: "2026-10-01"}); err != nil {
+	r := darkwebingest.New(svc.dw)
+	if err := r.Source(ctx, "combolist", path, darkweb.Options{Breach: "ExampleForum2026", BreachDate: "2026-10-01"}); err != nil {
 		return 0, fmt.Errorf("demo changes: %w", err)
 	}
-	return r.sum.Added, nil
+	return r.Summary().Added, nil
 }

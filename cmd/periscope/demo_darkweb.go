@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/periscope-oss/periscope/internal/darkweb"
+	"github.com/periscope-oss/periscope/internal/darkwebingest"
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
@@ -69,13 +70,14 @@ func loadDarkwebDemo(ctx context.Context, svc *services, accounts demoAccounts) 
 	if err := os.CopyFS(dir, mustSub(darkwebDemoFS, "demodata/darkweb")); err != nil {
 		return fmt.Errorf("dark-web demo: %w", err)
 	}
-	r := &darkwebRun{dw: svc.dw, norm: svc.dw.Normalizer()}
+	r := darkwebingest.New(svc.dw)
 	for _, j := range darkwebDemoFiles {
-		if err := r.source(ctx, j.kind, filepath.Join(dir, j.name), j.o); err != nil {
+		if err := r.Source(ctx, j.kind, filepath.Join(dir, j.name), j.o); err != nil {
 			return fmt.Errorf("dark-web demo: %w", err)
 		}
 	}
-	svc.log.Info("demo dark-web records loaded", "read", r.sum.Read, "added", r.sum.Added, "already_stored", r.sum.Duplicates, "rejected", r.sum.Rejected)
+	sum := r.Summary()
+	svc.log.Info("demo dark-web records loaded", "read", sum.Read, "added", sum.Added, "already_stored", sum.Duplicates, "rejected", sum.Rejected)
 	// The organizations claim their domains after the records are in: the
 	// demo's own records are the state the organizations start from, not
 	// news for their compromised_credential alerts (those go by ingest

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/darkwebingest"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -55,7 +56,7 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 	if !ok {
 		return fmt.Errorf("ingest: unknown kind %q (kinds: %s)", kind, strings.Join(names, ", "))
 	}
-	if isDarkwebKind(kind) {
+	if darkwebingest.IsKind(kind) {
 		return ingestDarkweb(ctx, e, kind, args)
 	}
 	var cfg config.Config
