@@ -535,3 +535,54 @@ func TestDocLinks(t *testing.T) {
 		t.Fatalf("%d relative links found: the scan is broken", n)
 	}
 }
+
+// TestDocPaths checks that the repository paths the documentation names
+// (`internal/…`, `cmd/…`, `bench/…` in backquotes) exist, and that every
+// package of docs/design/README.md's layout table is a directory of
+// internal/: the maps a newcomer follows point at real files after a
+// rename.
+func TestDocPaths(t *testing.T) {
+	path := regexp.MustCompile("`((?:internal|cmd|bench)/[A-Za-z0-9_./-]+)`")
+	n := 0
+	for _, f := range docFiles(t) {
+		text, err := os.ReadFile(filepath.Join(docRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(text), "\n") {
+			for _, m := range path.FindAllStringSubmatch(l, -1) {
+				n++
+				p := strings.TrimSuffix(m[1], ".")
+				if _, err := os.Stat(filepath.Join(docRoot, p)); err != nil {
+					t.Errorf("%s:%d: %s does not exist", f, i+1, p)
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("%d paths found: the scan is broken", n)
+	}
+	text, err := os.ReadFile(filepath.Join(docRoot, "docs", "design", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, layout, _ := strings.Cut(string(text), "| package | what it does |")
+	layout, _, _ = strings.Cut(layout, "\n\n")
+	name := regexp.MustCompile("`([a-z0-9/]+)`")
+	pkgs := 0
+	for _, row := range strings.Split(layout, "\n") {
+		cells := strings.Split(row, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		for _, m := range name.FindAllStringSubmatch(cells[1], -1) {
+			pkgs++
+			if fi, err := os.Stat(filepath.Join(docRoot, "internal", m[1])); err != nil || !fi.IsDir() {
+				t.Errorf("docs/design/README.md: package %s is not a directory of internal/", m[1])
+			}
+		}
+	}
+	if pkgs < 20 {
+		t.Fatalf("%d packages in docs/design/README.md's layout table: the scan is broken", pkgs)
+	}
+}
