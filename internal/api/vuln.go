@@ -46,16 +46,19 @@ type feedParams struct {
 // vulnRecord is the wire form of a vulnerability (docs/api.md "Vulnerability intelligence" and internal/api/openapi/vuln.json); times are
 // epoch seconds, 0 when unknown.
 type vulnRecord struct {
-	CVEID              string           `json:"cve_id"`
-	Title              string           `json:"title"`
-	Description        string           `json:"description"`
-	PublishedDate      int64            `json:"published_date"`
-	LastModifiedDate   int64            `json:"last_modified_date"`
-	CVSSV3Score        float64          `json:"cvss_v3_score"`
-	CVSSV3Vector       string           `json:"cvss_v3_vector"`
-	CVSSV2Score        float64          `json:"cvss_v2_score"`
-	CVSSV2Vector       string           `json:"cvss_v2_vector"`
-	Severity           string           `json:"severity"`
+	CVEID            string  `json:"cve_id"`
+	Title            string  `json:"title"`
+	Description      string  `json:"description"`
+	PublishedDate    int64   `json:"published_date"`
+	LastModifiedDate int64   `json:"last_modified_date"`
+	CVSSV3Score      float64 `json:"cvss_v3_score"`
+	CVSSV3Vector     string  `json:"cvss_v3_vector"`
+	CVSSV2Score      float64 `json:"cvss_v2_score"`
+	CVSSV2Vector     string  `json:"cvss_v2_vector"`
+	// Severity is left out when no CVSS score gives one (a CVE known
+	// only from KEV, or not scored yet): "" beside real values reads as
+	// a value.
+	Severity           string           `json:"severity,omitempty"`
 	CWEs               []string         `json:"cwes"`
 	CPEIDs             []string         `json:"cpe_ids"`
 	EPSSScore          float64          `json:"epss_score"`

@@ -399,6 +399,13 @@ func (s *Store) scanVulns(ctx context.Context, q string, args ...any) ([]vuln.Vu
 		if kevAdd != 0 {
 			v.CISAExploitAdd, v.CISAActionDue, v.CISARequiredAction = store.FromUnix(kevAdd), store.FromUnix(kevDue), kevAction
 		}
+		if pub == 0 && kevAdd != 0 {
+			// Known only from KEV (no NVD record loaded): the catalog's
+			// dateAdded is the one date the service has for the CVE, so
+			// it is the publication and modification date; the severity
+			// stays unknown (KEV has no CVSS), see docs/ingest.md.
+			v.Published, v.LastModified = v.CISAExploitAdd, v.CISAExploitAdd
+		}
 		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {

@@ -196,6 +196,11 @@ func TestVulnEnrichment(t *testing.T) {
 		if !stub.IsKEV || stub.Title != "XZ Utils Embedded Malicious Code" || !stub.IsExploitAvailable {
 			t.Fatalf("kev-only record %+v", stub)
 		}
+		// Its dates are KEV's dateAdded, not zero beside real KEV dates;
+		// its severity stays unknown (KEV has no CVSS).
+		if !stub.Published.Equal(day) || !stub.LastModified.Equal(day) || stub.Severity != "" {
+			t.Fatalf("kev-only record dates %v %v severity %q", stub.Published, stub.LastModified, stub.Severity)
+		}
 		st, err := s.UpsertVulns(ctx, readNVD(t, vulnData+"nvd/osvdev_CVE-2024-3094.json"))
 		if err != nil || st.Updated != 1 {
 			t.Fatalf("nvd after kev: %+v %v", st, err)
@@ -203,7 +208,7 @@ func TestVulnEnrichment(t *testing.T) {
 		v := findVuln(t, s, id)
 		if !v.IsKEV || !v.IsExploitAvailable || v.EPSSScore != 0.8 || v.EPSSPercentile != 0.99 ||
 			!v.CISAExploitAdd.Equal(day) || v.CISARequiredAction != "Apply mitigations" || v.Severity != "critical" ||
-			v.CVSSV3Score != 10 || v.Title != "XZ Utils Embedded Malicious Code" || len(v.CPEIDs) == 0 {
+			v.CVSSV3Score != 10 || v.Title != "XZ Utils Embedded Malicious Code" || len(v.CPEIDs) == 0 || v.Published.Equal(day) {
 			t.Fatalf("enriched record %+v", v)
 		}
 		// Exploits flag a CVE; a changed exploit moves the flag.
