@@ -29,6 +29,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/textenc"
 )
 
 // MaxRejects is how many rejected records Stats keeps in detail; all are
@@ -106,8 +107,15 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown scan format %q (want one of %v)", s, Formats())
 }
 
-// Parse parses r in format f.
+// Parse parses r in format f. The scanners' outputs are read through
+// textenc, the one decoding of every ingested text (a banner or title in
+// Windows-1252 is decoded, not stored as invalid UTF-8); the native format,
+// which Periscope writes itself, is read as it is and rejects a line that
+// is not UTF-8 as corrupt.
 func Parse(f Format, r io.Reader, emit func(host.Host) error) (Stats, error) {
+	if f != Native {
+		r = textenc.NewReader(r)
+	}
 	switch f {
 	case HTTPX:
 		return ParseHTTPX(r, emit)
