@@ -315,7 +315,7 @@ func (s *Service) scan(ctx context.Context, sc scanstore.Scan) (scanstore.Counts
 		defer mu.Unlock()
 		// The first certificate seen (lowest port) describes the host.
 		if e.t.obs.Cert.SHA256Fingerprint == "" || e.port == 443 {
-			e.t.obs.Cert = probe.HostCert(crt)
+			e.t.obs.Cert = host.CertOf(crt)
 		}
 	})
 	if err := progress(scanstore.StatusTLSCompleted); err != nil {

@@ -220,3 +220,29 @@ func TestCertsZoneCertstream(t *testing.T) {
 		})
 	}
 }
+
+// TestCertsSearchableWithoutWatcher checks that certificates read by
+// `ingest certs` are found by the certificate name search of the host
+// index (what /nexus/cloud-certs/dns-search answers from) by any of their
+// names, with no organization watching their domains, on every engine.
+func TestCertsSearchableWithoutWatcher(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			st, _ := monitoredStore(t, engine) // no monitored domain
+			if _, err := ingest(t, st, brandingest.Certs, "../cert/testdata/netbox-ssl_digicert_leaf.pem"); err != nil {
+				t.Fatal(err)
+			}
+			hs := hoststore.New(st)
+			for _, prefix := range []string{"digicert.c", "www.digicert.com", "DIGICERT.COM"} {
+				got, err := hs.CertNamePrefix(ctx, prefix, 10)
+				if err != nil || len(got) != 1 {
+					t.Fatalf("prefix %q: %d hosts, %v", prefix, len(got), err)
+				}
+				if got[0].Cert.SHA256Fingerprint == "" || len(got[0].Cert.DNSNames) < 2 {
+					t.Errorf("prefix %q: host %s cert %+v", prefix, got[0].Host, got[0].Cert)
+				}
+			}
+		})
+	}
+}

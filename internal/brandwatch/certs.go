@@ -62,8 +62,17 @@ func (m *Watcher) IngestCerts(ctx context.Context, batch []brandstore.SeenCert) 
 				exclude[h][link.OrganizationID] = true
 			}
 		}
-		for _, h := range hs {
-			hosts = append(hosts, host.Host{Host: h, FirstSeen: seen, LastSeen: seen})
+		for i, h := range hs {
+			obs := host.Host{Host: h, FirstSeen: seen, LastSeen: seen}
+			if i == 0 {
+				// The name the certificate was issued for carries it, so
+				// the certificate search (/nexus/cloud-certs) finds it by
+				// any of its names, whether or not an organization
+				// watches them; the other names are plain observations
+				// (a copy on each would index every name n times).
+				obs.Cert = host.CertOf(sc.Cert)
+			}
+			hosts = append(hosts, obs)
 			if !seenName[h] {
 				seenName[h] = true
 				names = append(names, h)

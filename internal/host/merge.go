@@ -85,10 +85,15 @@ func Merge(old, nw Host) Host {
 }
 
 func mergeCert(o, n Cert) Cert {
-	// A certificate with a different fingerprint is another certificate: it
-	// replaces the old summary as a whole, so fields of two certificates
-	// never mix.
+	// A certificate with a different fingerprint is another certificate: the
+	// one issued later (NotBefore; the newer observation on a tie) stands
+	// as a whole, so fields of two certificates never mix, and an older
+	// certificate read later from a file or a CT log does not replace the
+	// renewal a scan saw.
 	if n.SHA256Fingerprint != "" && o.SHA256Fingerprint != "" && n.SHA256Fingerprint != o.SHA256Fingerprint {
+		if o.NotBefore > n.NotBefore {
+			return o
+		}
 		n.DNSNames = sortedSet(n.DNSNames)
 		n.IPAddresses = sortedSet(n.IPAddresses)
 		n.EmailAddresses = sortedSet(n.EmailAddresses)

@@ -16,7 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/cert"
-	"github.com/periscope-oss/periscope/internal/host"
 )
 
 // Handshake does one TLS handshake with addr:port, naming serverName (SNI;
@@ -47,18 +46,6 @@ func sni(name string) string {
 		return ""
 	}
 	return name
-}
-
-// HostCert is the host object's summary of c.
-func HostCert(c cert.Certificate) host.Cert {
-	return host.Cert{
-		SubjectCommonName: c.SubjectCN, SubjectOrg: c.SubjectOrg,
-		IssuerCommonName: c.IssuerCN, IssuerOrg: c.IssuerOrg,
-		NotBefore: c.NotBefore.Unix(), NotAfter: c.NotAfter.Unix(),
-		DNSNames: slices.Clone(c.DNSNames), SerialNumber: c.Serial,
-		SHA256Fingerprint: c.SHA256, SHA1Fingerprint: c.SHA1,
-		SignatureAlgorithm: c.SignatureAlgorithm,
-	}
 }
 
 // Page is what one HTTP GET saw.
