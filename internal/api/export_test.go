@@ -41,3 +41,38 @@ func (s *Server) RouteNeeds() map[string]string {
 func (s *Server) HandlePanicRoute(pattern string) {
 	s.handle(pattern, charged, func(w http.ResponseWriter, r *http.Request) error { panic("boom") })
 }
+
+// MCPToolRoutes lists the routes of the tools the MCP server offers.
+func MCPToolRoutes(s *Server) []string {
+	out := make([]string, len(s.mcp.tools))
+	for i, t := range s.mcp.tools {
+		out[i] = t.route
+	}
+	return out
+}
+
+// MCPTool describes an offered tool for tests.
+type MCPTool struct {
+	Name        string
+	Description string
+	Route       string
+	Args        []string
+	Required    map[string]bool
+	Writes      bool
+}
+
+// MCPTools lists the catalog tools the MCP server offers.
+func MCPTools(s *Server) []MCPTool {
+	var out []MCPTool
+	for _, t := range s.mcp.tools {
+		mt := MCPTool{Name: t.name, Description: t.desc, Route: t.route, Writes: t.writes(), Required: map[string]bool{}}
+		for _, a := range t.args {
+			mt.Args = append(mt.Args, a.name)
+		}
+		for _, r := range t.schema.Required {
+			mt.Required[r] = true
+		}
+		out = append(out, mt)
+	}
+	return out
+}

@@ -39,6 +39,8 @@ type policy struct {
 	// assetChange: the route changes organizations or their assets, which
 	// have a per-account limit of their own (limitAssetChange).
 	assetChange bool
+	// bearer: the key may also come as "Authorization: Bearer <key>".
+	bearer bool
 }
 
 // The route policies of docs/api.md "Credits, entitlements and limits".
@@ -55,6 +57,10 @@ var (
 	// enterpriseCharged is an Enterprise route costing a monthly credit
 	// (on-demand scans).
 	enterpriseCharged = policy{family: "general", need: needEnterprise, pool: periscope.PoolMonthly}
+	// agent is the MCP endpoint: its own per-key limit (Config.MCPRateLimit),
+	// and the key may come as a Bearer token; each tool call is then a REST
+	// request with its own policy.
+	agent = policy{family: "mcp", bearer: true}
 )
 
 // route is one entry of the API map.
@@ -128,7 +134,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	// Header lookup is case-insensitive by canonicalisation (X-API-KEY,
 	// x-api-key); the name is written canonical so Get allocates nothing.
 	in := info(r.Context())
-	in.principal, err = s.accounts.Authenticate(r.Context(), r.Header.Get("X-Api-Key"))
+	key := r.Header.Get("X-Api-Key")
+	if p.bearer {
+		key = mcpKey(r)
+	}
+	in.principal, err = s.accounts.Authenticate(r.Context(), key)
 	if err != nil {
 		// Only failures count and only failures are refused: a valid key
 		// behind the same NAT as a key-guesser still gets through.
@@ -146,8 +156,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	in.keyPrefix, in.accountID = principal.Key.Prefix, acct.ID
 
 	limit := s.cfg.RateLimit
-	if p.family == "oem-audit" {
+	switch p.family {
+	case "oem-audit":
 		limit = s.cfg.AuditRateLimit
+	case "mcp":
+		limit = s.cfg.MCPRateLimit
 	}
 	if acct.RateLimit > 0 {
 		limit = acct.RateLimit

@@ -89,6 +89,8 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/attack-surface/on-demand-scan", enterpriseCharged, s.handleAttackSurfaceScan)
 	s.handle("POST /api/v1/oem/on-demand-scan", oemCharged, s.handleOEMOnDemandScan)
 	s.handle("POST /api/v1/oem/on-demand-scan/scan-status", oemFree, s.handleOEMScanStatus)
+	// <routes:mcp> FullHunt's agent interface (mcp.go, mcp_tools.go).
+	s.handle("POST /api/v1/mcp", agent, s.handleMCP)
 	// <routes:darkweb>
 	s.handle("POST /api/v1/oem/darkweb/search", oemCharged, s.handleDarkwebSearch)
 	s.handle("GET /api/v1/enterprise/darkweb/compromised-credentials", enterprise, s.handleCompromisedCredentials)

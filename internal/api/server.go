@@ -30,6 +30,9 @@ type Config struct {
 	RateLimit int
 	// AuditRateLimit is the per-key limit of POST /oem/account/audit-logs.
 	AuditRateLimit int
+	// MCPRateLimit is the per-key limit of POST /api/v1/mcp (each tool
+	// call also counts against its REST route's limit).
+	MCPRateLimit int
 	// AuthFailLimit is how many failed authentications a client IP may make
 	// per minute before it gets 429s.
 	AuthFailLimit int
@@ -54,7 +57,7 @@ type Config struct {
 
 // DefaultConfig returns FullHunt's published limits.
 func DefaultConfig() Config {
-	return Config{RateLimit: 60, AuditRateLimit: 15, AuthFailLimit: 30, MaxBodyBytes: 1 << 20,
+	return Config{RateLimit: 60, AuditRateLimit: 15, MCPRateLimit: 60, AuthFailLimit: 30, MaxBodyBytes: 1 << 20,
 		RangeLimits: asset.DefaultLimits, Version: "dev", AssetChangeLimit: 30}
 }
 
@@ -135,6 +138,7 @@ type Server struct {
 	enrich   IPEnricher
 	access   *accesslog.Writer
 	history  History
+	mcp      *mcpServer
 }
 
 // NewServer returns the API with every route registered.
@@ -166,6 +170,11 @@ func NewServer(cfg Config, d Deps) *Server {
 		panic("api: embedded OpenAPI document: " + err.Error())
 	}
 	s.openapi = doc
+	if s.mcp, err = newMCPServer(s, doc); err != nil {
+		// The catalog and the document are both built in; a mismatch is a
+		// build defect the tests catch.
+		panic("api: MCP tools: " + err.Error())
+	}
 	return s
 }
 
