@@ -30,7 +30,7 @@ func (s *Server) RouteNeeds() map[string]string {
 			out[r.Method+" "+r.Path] = "public"
 			continue
 		}
-		need := map[entitlement]string{needNothing: "none", needEnterprise: "enterprise", needOEM: "oem"}[r.policy.need]
+		need := map[entitlement]string{needNothing: "none", needEnterprise: "enterprise", needOEM: "oem", needPaid: "paid"}[r.policy.need]
 		pool := map[periscope.Pool]string{periscope.PoolNone: "none", periscope.PoolMonthly: "monthly", periscope.PoolOEM: "oem"}[r.policy.pool]
 		out[r.Method+" "+r.Path] = need + "/" + pool
 	}

@@ -47,6 +47,8 @@ func TestEntitlementMatrixEveryRoute(t *testing.T) {
 					want = "enterprise_required"
 				case entitlement == "oem" && !p.OEM:
 					want = "oem_required"
+				case entitlement == "paid" && !p.Enterprise && !p.OEM:
+					want = "forbidden" // the free plan (the MCP endpoint)
 				case pool == "oem" && name == "oem-spent":
 					want = "oem_credits_exhausted"
 				case pool == "monthly" && name == "free-spent":

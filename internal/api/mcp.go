@@ -102,11 +102,6 @@ func (t *mcpBound) writes() bool {
 // handleMCP answers POST /api/v1/mcp (the policy has authenticated the key
 // and checked the plan).
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
-	p := principalOf(r)
-	acct := p.Account
-	if acct.Plan == "free" && !acct.Enterprise && !acct.OEM {
-		return periscope.Errorf(periscope.EForbidden, mcpPaidOnly)
-	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		return unsupportedMedia(ct)
 	}

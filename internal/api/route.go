@@ -27,6 +27,8 @@ const (
 	needNothing entitlement = iota
 	needEnterprise
 	needOEM
+	// needPaid: any plan but the free one (or an Enterprise or OEM account).
+	needPaid
 )
 
 // policy is how the wrapper treats a route.
@@ -60,7 +62,7 @@ var (
 	// agent is the MCP endpoint: its own per-key limit (Config.MCPRateLimit),
 	// and the key may come as a Bearer token; each tool call is then a REST
 	// request with its own policy.
-	agent = policy{family: "mcp", bearer: true}
+	agent = policy{family: "mcp", bearer: true, need: needPaid}
 )
 
 // route is one entry of the API map.
@@ -201,6 +203,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		return periscope.Errorf(periscope.EEnterpriseRequired, "This route needs an Enterprise account.")
 	case p.need == needOEM && !acct.OEM:
 		return periscope.Errorf(periscope.EOEMRequired, "This route needs the OEM module.")
+	case p.need == needPaid && acct.Plan == "free" && !acct.Enterprise && !acct.OEM:
+		return periscope.Errorf(periscope.EForbidden, mcpPaidOnly)
 	}
 	// After the entitlement check: only accounts that may change assets
 	// spend the change budget.
