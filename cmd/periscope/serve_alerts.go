@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,13 +13,11 @@ import (
 	"github.com/periscope-oss/periscope/internal/alertstore"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/config"
-	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/egress"
-	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
-	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // WebhookPorts are the ports a webhook URL may name (besides any port with
@@ -142,8 +138,8 @@ func setupAlerts(ctx context.Context, svc *services) error {
 	bs, ws := brandstore.New(svc.store), whoisstore.New(svc.store)
 	w := &alerts.Worker{DB: svc.store, Alerts: as, Log: svc.log, Delivered: disp.Wake, Baseline: svc.alerts.Baseline,
 		Feeds: []alerts.Feed{
-			alerts.BrandFeed(brandItems(bs)),
-			alerts.ExpiryFeed(svc.store.Now, expiringCerts(svc, bs, svc.store.Now), domainExpiries(svc, ws)),
+			alerts.BrandFeed(wire.BrandItems(bs)),
+			alerts.ExpiryFeed(svc.store.Now, wire.ExpiringCerts(svc.store, bs), wire.DomainExpiries(svc.store, ws)),
 		}}
 	vs, hs := vulnstore.New(svc.store), hoststore.New(svc.store)
 	if svc.alerts.FeedInterval < time.Second {
@@ -151,131 +147,13 @@ func setupAlerts(ctx context.Context, svc *services) error {
 	}
 	w.VulnCheck = svc.alerts.FeedInterval
 	w.Vulns = &alerts.VulnSource{Signature: vs.AlertableSignature, CPEs: vs.AlertableCPEs, Detail: vs.AlertDetail,
-		HostsNamed: hs.HostsNamed, EachHost: hs.EachHost, InRange: hostsInRange(hs)}
+		HostsNamed: hs.HostsNamed, EachHost: hs.EachHost, InRange: wire.HostsInRange(hs)}
 	if svc.dw != nil {
-		w.Feeds = append(w.Feeds, alerts.CredentialFeed(as, svc.store.AllAssets, darkwebCredentials(svc.dw), svc.store.Now,
-			svc.alerts.Baseline, min(credentialSettle, svc.alerts.FeedInterval)))
+		w.Feeds = append(w.Feeds, alerts.CredentialFeed(as, svc.store.AllAssets, wire.DarkwebCredentials(svc.dw), svc.store.Now,
+			svc.alerts.Baseline, min(wire.CredentialSettle, svc.alerts.FeedInterval)))
 	}
 	svc.ledger.OnCommit(w.Wake)
 	svc.deps.Alerts = &alerts.Service{Store: as, DB: svc.store, Delivered: disp.Wake}
 	svc.workers = append(svc.workers, worker{name: "alert-rules", run: w.Run}, worker{name: "webhook-dispatcher", run: disp.Run})
 	return nil
-}
-
-// brandItems reads new brand findings for the brand feed.
-func brandItems(bs *brandstore.Store) func(ctx context.Context, after int64, limit int) ([]alerts.BrandItem, error) {
-	return func(ctx context.Context, after int64, limit int) ([]alerts.BrandItem, error) {
-		fs, err := bs.FindingsAfter(ctx, after, limit)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]alerts.BrandItem, len(fs))
-		for i, f := range fs {
-			out[i] = alerts.BrandItem{ID: f.ID, OrganizationID: f.OrganizationID, AccountID: f.AccountID, Kind: f.Kind,
-				Domain: f.Domain, BaseDomain: f.BaseDomain, Reason: f.Reason, Score: f.Score, DateAdded: f.DateAdded}
-		}
-		return out, nil
-	}
-}
-
-// expiringCerts lists the organizations' certificates expiring within 31
-// days (or expired within the last day) for the expiry feed. A
-// certificate is linked to an organization under the name it was found
-// by (org_certificates.domain, e.g. www.example.com); its alert names the
-// organization's domain asset that covers that name, with the certificate
-// name as evidence.
-func expiringCerts(svc *services, bs *brandstore.Store, now func() time.Time) func(ctx context.Context) ([]alerts.CertItem, error) {
-	return func(ctx context.Context) ([]alerts.CertItem, error) {
-		t := now()
-		cs, err := bs.ExpiringCertificates(ctx, t.Add(-24*time.Hour).Unix(), t.Add(31*24*time.Hour).Unix())
-		if err != nil || len(cs) == 0 {
-			return nil, err
-		}
-		assets, err := svc.store.AllAssets(ctx, periscope.AssetDomain)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]alerts.CertItem, len(cs))
-		for i, c := range cs {
-			a, ok := alerts.CoveringAsset(assets, c.OrganizationID, c.Domain)
-			if !ok { // the asset was removed since: name the certificate's own domain
-				a = periscope.Asset{OrganizationID: c.OrganizationID, AccountID: c.AccountID, Kind: periscope.AssetDomain, Value: c.Domain}
-			}
-			out[i] = alerts.CertItem{Asset: a, Host: c.Domain, Domain: a.Value, SHA256: c.SHA256, Subject: c.SubjectCN,
-				NotAfter: time.Unix(c.NotAfter, 0).UTC()}
-		}
-		return out, nil
-	}
-}
-
-// domainExpiries lists the organizations' domains with the registration
-// expiry stored by WHOIS or RDAP lookups, for the expiry feed.
-func domainExpiries(svc *services, ws *whoisstore.Store) func(ctx context.Context) ([]alerts.DomainItem, error) {
-	return func(ctx context.Context) ([]alerts.DomainItem, error) {
-		assets, err := svc.store.AllAssets(ctx, periscope.AssetDomain)
-		if err != nil {
-			return nil, err
-		}
-		var out []alerts.DomainItem
-		for _, a := range assets {
-			r, err := ws.Get(ctx, a.Value)
-			if err != nil {
-				if errors.Is(err, whoisstore.ErrNotFound) {
-					continue // never looked up: nothing known of its expiry
-				}
-				return nil, err
-			}
-			if r.ExpiresAt.IsZero() {
-				continue
-			}
-			out = append(out, alerts.DomainItem{Asset: a, Domain: a.Value, Registrar: r.Registrar, Expiry: r.ExpiresAt})
-		}
-		return out, nil
-	}
-}
-
-// credentialSettle is how old an ingested dark-web record must be before
-// the credential rule reads it (at most; less when --alert-feed-interval
-// is shorter): a loader batch still committing is not skipped.
-const credentialSettle = 30 * time.Second
-
-// darkwebCredentials reads credential records for the credential rule
-// through darkwebstore's enterprise listing (Credentials: records with a
-// password or hash under an email domain and its subdomains, by ingest
-// date). Only the email and the breach metadata leave this function.
-func darkwebCredentials(dw *darkwebstore.Store) alerts.CredentialList {
-	return func(ctx context.Context, domains []string, from, to int64, limit, offset int) ([]alerts.CredentialItem, error) {
-		rs, _, err := dw.Credentials(ctx, darkwebstore.ListQuery{Domains: domains, From: from, To: to, Limit: limit, Offset: offset})
-		if err != nil {
-			return nil, err
-		}
-		out := make([]alerts.CredentialItem, len(rs))
-		for i, r := range rs {
-			out[i] = alerts.CredentialItem{ID: r.ID, Email: r.Record.Email, Breach: r.Record.Breach, BreachDate: r.Record.BreachDate,
-				Source: r.Record.Source, DateAdded: r.DateAdded}
-		}
-		return out, nil
-	}
-}
-
-// hostsInRange walks the hosts whose address is in a block, a page at a
-// time, for the vulnerability rule's ranges.
-func hostsInRange(hs *hoststore.Store) func(ctx context.Context, p netip.Prefix, fn func(host.Host) error) error {
-	return func(ctx context.Context, p netip.Prefix, fn func(host.Host) error) error {
-		const page = 1000
-		for off := 0; ; off += page {
-			res, err := hs.SearchHosts(ctx, hoststore.HostQuery{IPRange: p, Limit: page, Offset: off})
-			if err != nil {
-				return err
-			}
-			for _, h := range res.Hosts {
-				if err := fn(h); err != nil {
-					return err
-				}
-			}
-			if len(res.Hosts) < page {
-				return nil
-			}
-		}
-	}
 }

@@ -1,6 +1,7 @@
-// Package wire connects the capability stores to the API: the one place
-// that knows which package serves which group of routes, shared by serve,
-// the benchmarks and the tests.
+// Package wire connects the capability stores to the API and to the alert
+// rules: the one place that knows which package serves which group of
+// routes and which store feeds which rule, shared by serve, the benchmarks
+// and the tests.
 package wire
 
 import (
@@ -21,7 +22,7 @@ import (
 
 // APIDeps wires the API to the storage of st: the core store serves
 // accounts and organizations, each capability's package its routes. Brand
-// is a monitor without a worker (its searches are computed on demand);
+// is a brand watcher without a worker (its searches are computed on demand);
 // serve replaces it with the running one. Stored WHOIS records are shown
 // beside domain listings whether or not WHOIS lookups are configured.
 func APIDeps(st *store.Store, log *slog.Logger) api.Deps {
