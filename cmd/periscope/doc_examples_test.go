@@ -586,3 +586,35 @@ func TestDocPaths(t *testing.T) {
 		t.Fatalf("%d packages in docs/design/README.md's layout table: the scan is broken", pkgs)
 	}
 }
+
+// TestDocRoutes checks that every route of internal/api/routes.go, the
+// API map, is named in README.md or docs/ with its whole path (the
+// /api/v1 prefix may be left out; a {parameter} may be written as a value
+// or a variable), so every route has a documented place.
+func TestDocRoutes(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(docRoot, "internal", "api", "routes.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs strings.Builder
+	for _, f := range docFiles(t) {
+		text, err := os.ReadFile(filepath.Join(docRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs.Write(text)
+		docs.WriteByte('\n')
+	}
+	param := regexp.MustCompile(`\\\{[a-z_]+\\\}`)
+	routes := regexp.MustCompile(`\.handle\("([A-Z]+) (/[^"]+)"`).FindAllStringSubmatch(string(src), -1)
+	if len(routes) < 50 {
+		t.Fatalf("%d routes read from routes.go: the scan is broken", len(routes))
+	}
+	for _, r := range routes {
+		p := regexp.QuoteMeta(strings.TrimPrefix(r[2], "/api/v1"))
+		p = param.ReplaceAllString(p, "[^/\\s\"'?`)]+")
+		if !regexp.MustCompile(p + `([^\w/-]|$)`).MatchString(docs.String()) {
+			t.Errorf("route %s %s is not named in README.md or docs/ (say what it does in docs/api.md)", r[1], r[2])
+		}
+	}
+}
