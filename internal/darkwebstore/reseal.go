@@ -3,7 +3,6 @@ package darkwebstore
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -48,43 +47,6 @@ type keyReload struct {
 // rotate-key` re-seals records with a new key.
 func (d *Store) SetKeyReload(load func() (*darkweb.Keyring, error)) {
 	d.reload = &keyReload{load: load}
-}
-
-// openRow decrypts a row with the key it was sealed with, reading the key
-// file again once when that key is unknown.
-func (d *Store) openRow(r row, rec *darkweb.Record) error {
-	_, err := d.openRowBuf(r, rec, nil)
-	return err
-}
-
-// openRowBuf is openRow decrypting into buf (darkweb.Keyring.OpenBuf); it
-// returns buf, grown as needed.
-func (d *Store) openRowBuf(r row, rec *darkweb.Record, buf []byte) ([]byte, error) {
-	buf, err := d.keys.OpenKeyBuf(r.keyID, r.id, r.blob, rec, buf)
-	if errors.Is(err, darkweb.ErrUnknownKey) {
-		if kr := d.reload; kr != nil {
-			kr.mu.Lock()
-			if !d.keys.Has(r.keyID) && time.Since(kr.last) >= time.Second {
-				kr.last = time.Now()
-				if k, lerr := kr.load(); lerr != nil {
-					err = fmt.Errorf("%w (reading the key file again: %v)", err, lerr)
-				} else if merr := d.keys.Merge(k); merr != nil {
-					err = fmt.Errorf("%w (reading the key file again: %v)", err, merr)
-				}
-			}
-			kr.mu.Unlock()
-			if d.keys.Has(r.keyID) {
-				buf, err = d.keys.OpenKeyBuf(r.keyID, r.id, r.blob, rec, buf)
-			}
-		}
-		if errors.Is(err, darkweb.ErrUnknownKey) {
-			return buf, fmt.Errorf("%w: record %s: %v", ErrWrongKey, r.id, err)
-		}
-	}
-	if err != nil {
-		return buf, fmt.Errorf("record %s: %w", r.id, err)
-	}
-	return buf, nil
 }
 
 const (

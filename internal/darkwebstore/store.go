@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -731,47 +730,6 @@ func newestFirstBoth(rows []row, res []Result) {
 // openParallelMin is the number of rows from which open decrypts on every
 // core (a search or listing page of up to 1,000 records).
 const openParallelMin = 128
-
-// open decrypts rows, on every core for large pages.
-func (d *Store) open(rows []row) ([]Result, error) {
-	out := make([]Result, len(rows))
-	parts := min(runtime.GOMAXPROCS(0), len(rows)/(openParallelMin/2))
-	if parts <= 1 {
-		if err := d.openRange(rows, out); err != nil {
-			return nil, err
-		}
-		return out, nil
-	}
-	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := p*len(rows)/parts, (p+1)*len(rows)/parts
-		wg.Go(func() { errs[p] = d.openRange(rows[lo:hi], out[lo:hi]) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// openRange decrypts rows into out (as long as rows), through one
-// plaintext buffer.
-func (d *Store) openRange(rows []row, out []Result) error {
-	var buf []byte
-	for i := range rows {
-		r, res := &rows[i], &out[i]
-		res.ID, res.DateAdded = r.id, r.dateAdded
-		var err error
-		if buf, err = d.openRowBuf(*r, &res.Record, buf); err != nil {
-			return err
-		}
-		res.Record.Breach, res.Record.BreachDate, res.Record.Source = r.breach, r.breachDate, r.source
-	}
-	return nil
-}
 
 // SetReveal allows (or stops allowing) an account to see passwords and
 // hashes in clear.
