@@ -33,6 +33,7 @@ var statusOf = map[string]int{
 	periscope.EInternal:            http.StatusInternalServerError,
 	periscope.EUnavailable:         http.StatusServiceUnavailable,
 	periscope.EUnprocessable:       http.StatusUnprocessableEntity,
+	periscope.EQueryInvalid:        http.StatusBadRequest,
 }
 
 // errorBody is the JSON body of every error (docs/api.md "Errors").

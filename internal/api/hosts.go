@@ -6,85 +6,16 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/asset"
 	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/hostquery"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/whoislookup"
 )
-
-// filterKind is the JSON type a global-search filter takes.
-type filterKind int
-
-const (
-	filterString filterKind = iota // a string, or an array of strings (all must match)
-	filterInt                      // an integer, or an array of integers
-	filterBool                     // a boolean
-)
-
-// searchFilter is one global-search filter of docs/api.md "Internet host index" and internal/api/openapi/hosts.json.
-type searchFilter struct {
-	kind filterKind
-	// term is the index field of the filter; empty for the special cases
-	// handled in hostQuery.
-	term string
-}
-
-// searchFilters maps every filter name and alias of docs/api.md "Internet host index" and internal/api/openapi/hosts.json to its
-// index field.
-var searchFilters = map[string]searchFilter{
-	"country":                   {filterString, ""}, // a code or an English name
-	"country_code":              {filterString, hoststore.TermCountry},
-	"product":                   {filterString, hoststore.TermProduct},
-	"organization":              {filterString, hoststore.TermOrg},
-	"asn":                       {filterInt, hoststore.TermASN},
-	"port":                      {filterInt, hoststore.TermPort},
-	"tag":                       {filterString, hoststore.TermTag},
-	"tags":                      {filterString, hoststore.TermTag},
-	"tech":                      {filterString, hoststore.TermTech},
-	"technology":                {filterString, hoststore.TermTech},
-	"cloud_provider":            {filterString, hoststore.TermCloud},
-	"cloud_region":              {filterString, hoststore.TermRegion},
-	"cdn":                       {filterString, hoststore.TermCDN},
-	"domain":                    {filterString, ""},
-	"host":                      {filterString, ""},
-	"subdomain":                 {filterString, ""},
-	"tld":                       {filterString, hoststore.TermTLD},
-	"ip":                        {filterString, ""},
-	"ip_address":                {filterString, ""},
-	"service":                   {filterString, hoststore.TermService},
-	"city":                      {filterString, hoststore.TermCity},
-	"city_name":                 {filterString, hoststore.TermCity},
-	"http_title":                {filterString, ""},
-	"http_status_code":          {filterInt, hoststore.TermStatus},
-	"http_favicon_hash":         {filterString, ""},
-	"dns_a":                     {filterString, ""},
-	"dns_aaaa":                  {filterString, ""},
-	"dns_cname":                 {filterString, hoststore.TermDNSCNAME},
-	"dns_mx":                    {filterString, hoststore.TermDNSMX},
-	"dns_txt":                   {filterString, hoststore.TermDNSTXT},
-	"dns_ptr":                   {filterString, hoststore.TermDNSPTR},
-	"dns_ns":                    {filterString, hoststore.TermDNSNS},
-	"is_cloud":                  {filterBool, string(hoststore.FlagCloud)},
-	"is_live":                   {filterBool, string(hoststore.FlagLive)},
-	"is_resolvable":             {filterBool, string(hoststore.FlagResolvable)},
-	"is_cdn":                    {filterBool, string(hoststore.FlagCDN)},
-	"is_cloudflare":             {filterBool, string(hoststore.FlagCloudflare)},
-	"has_ipv6":                  {filterBool, string(hoststore.FlagIPv6)},
-	"has_private_ip":            {filterBool, string(hoststore.FlagPrivateIP)},
-	"cert_issuer_common_name":   {filterString, hoststore.TermCertIssuerCN},
-	"cert_issuer_organization":  {filterString, hoststore.TermCertIssuerOrg},
-	"cert_subject_common_name":  {filterString, hoststore.TermCertSubjectCN},
-	"cert_subject_organization": {filterString, hoststore.TermCertSubjectOrg},
-	"cert_sha256_fingerprint":   {filterString, hoststore.TermCertSHA256},
-	"cert_sha1_fingerprint":     {filterString, hoststore.TermCertSHA1},
-	"cert_md5_fingerprint":      {filterString, hoststore.TermCertMD5},
-	"cert_serial_number":        {filterString, hoststore.TermCertSerial},
-	"cert_dns_names":            {filterString, hoststore.TermCertDNSName},
-	"cert_dns_name":             {filterString, hoststore.TermCertDNSName},
-}
 
 // Global search bounds (docs/api.md "Internet host index" and internal/api/openapi/hosts.json).
 const (
@@ -119,8 +50,22 @@ func (s *Server) handleGlobalSearch(w http.ResponseWriter, r *http.Request) erro
 	}
 	page, limit := 1, searchDefaultLimit
 	filters := map[string]json.RawMessage{}
+	var query *hoststore.Expr
 	for k, v := range body {
 		switch k {
+		case "query":
+			var text string
+			if err := json.Unmarshal(v, &text); err != nil {
+				return periscope.Errorf(periscope.EInvalid, "query must be a string: a host query (see docs/search.md).")
+			}
+			if strings.TrimSpace(text) == "" {
+				continue
+			}
+			e, err := hostquery.ParsePlan(text)
+			if err != nil {
+				return err
+			}
+			query = e
 		case "page":
 			if err := intParam(k, v, &page); err != nil {
 				return err
@@ -139,18 +84,26 @@ func (s *Server) handleGlobalSearch(w http.ResponseWriter, r *http.Request) erro
 	if err := checkRange("limit", limit, 1, searchMaxLimit); err != nil {
 		return err
 	}
-	q, err := hostQuery(filters)
-	if err != nil {
-		return err
-	}
 	size := min(limit, max(principalOf(r).Account.MaxResultsPerRequest, 1))
 	if page > (1<<31)/size {
 		return periscope.Errorf(periscope.EInvalid, "page is too large (got %d).", page)
 	}
-	q.Limit, q.Offset = size, (page-1)*size
-	res, err := s.hosts.SearchHosts(r.Context(), q)
-	if err != nil {
-		return err
+	var res hoststore.HostPage
+	if query != nil {
+		var err error
+		if res, err = s.searchQuery(r, query, filters, (page-1)*size, size); err != nil {
+			return err
+		}
+		filters["query"] = body["query"]
+	} else {
+		q, err := hostQuery(filters)
+		if err != nil {
+			return err
+		}
+		q.Limit, q.Offset = size, (page-1)*size
+		if res, err = s.hosts.SearchHosts(r.Context(), q); err != nil {
+			return err
+		}
 	}
 	s.writeWithCredits(w, r, func(balance int64) any {
 		return globalSearchResponse{
@@ -160,6 +113,28 @@ func (s *Server) handleGlobalSearch(w http.ResponseWriter, r *http.Request) erro
 		}
 	})
 	return nil
+}
+
+// searchQuery answers a global search with a query: the query ANDed with
+// the filters, evaluated exactly (hostsearch.go).
+func (s *Server) searchQuery(r *http.Request, query *hoststore.Expr, filters map[string]json.RawMessage, offset, limit int) (hoststore.HostPage, error) {
+	conds, err := filterConds(filters)
+	if err != nil {
+		return hoststore.HostPage{}, err
+	}
+	e := &hoststore.Expr{Op: hoststore.OpAnd, Kids: []*hoststore.Expr{query}}
+	for _, c := range conds {
+		e.Kids = append(e.Kids, &hoststore.Expr{Op: hoststore.OpCond, Cond: c})
+	}
+	m, err := s.hosts.MatchHosts(r.Context(), e)
+	if err != nil {
+		return hoststore.HostPage{}, err
+	}
+	hs, err := m.Page(r.Context(), offset, limit)
+	if err != nil {
+		return hoststore.HostPage{}, err
+	}
+	return hoststore.HostPage{Hosts: hs, Total: m.Count(), Exact: true}, nil
 }
 
 // intParam decodes a JSON integer parameter; a float or a string is an
@@ -173,107 +148,97 @@ func intParam(name string, raw json.RawMessage, dst *int) error {
 
 // hostQuery turns global-search filters into a store query: unknown names
 // and wrong types are errors naming the filter, and at least one filter is
-// required.
+// required. What each filter means is hostquery.Leaf's (the query language
+// shares it).
 func hostQuery(filters map[string]json.RawMessage) (hoststore.HostQuery, error) {
 	var q hoststore.HostQuery
+	conds, err := filterConds(filters)
+	if err != nil {
+		return q, err
+	}
+	if len(conds) == 0 {
+		return q, errNoFilter
+	}
+	for _, c := range conds {
+		addCond(&q, c)
+	}
+	return q, nil
+}
+
+var errNoFilter = periscope.Errorf(periscope.EMissing, "Give at least one search filter (for example {\"country\": \"US\"} or {\"port\": 443}) or a query.")
+
+// filterConds returns the conditions of global-search filters (all
+// ANDed), in filter-name order.
+func filterConds(filters map[string]json.RawMessage) ([]hoststore.Cond, error) {
 	names := make([]string, 0, len(filters))
 	for k := range filters {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	n := 0
+	var conds []hoststore.Cond
 	for _, name := range names {
 		raw := filters[name]
 		if name == "query_tags" {
 			continue
 		}
-		f, ok := searchFilters[name]
-		if !ok {
-			return q, periscope.Errorf(periscope.EInvalid, "%q is not a search filter (see the global search filters in the API documentation).", periscope.Clip(name, 64))
+		f, ok := hostquery.Fields[name]
+		if !ok || !hostquery.IsGlobalFilter(name) {
+			return nil, periscope.Errorf(periscope.EInvalid, "%q is not a search filter (see the global search filters in the API documentation).", periscope.Clip(name, 64))
 		}
 		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			continue
 		}
-		n++
-		switch f.kind {
-		case filterBool:
+		var vals []string
+		var err error
+		switch f.Kind {
+		case hostquery.KindBool:
 			var b bool
 			if err := json.Unmarshal(raw, &b); err != nil {
-				return q, periscope.Errorf(periscope.EInvalid, "%s must be true or false.", name)
+				return nil, periscope.Errorf(periscope.EInvalid, "%s must be true or false.", name)
 			}
-			if q.Flags == nil {
-				q.Flags = map[hoststore.HostFlag]bool{}
-			}
-			q.Flags[hoststore.HostFlag(f.term)] = b
-			continue
-		case filterInt:
-			vals, err := intValues(name, raw)
-			if err != nil {
-				return q, err
-			}
-			for _, v := range vals {
-				q.Terms = append(q.Terms, hoststore.Term(f.term, v))
-			}
-			continue
+			vals = []string{strconv.FormatBool(b)}
+		case hostquery.KindInt:
+			vals, err = intValues(name, raw)
+		default:
+			vals, err = stringValues(name, raw)
 		}
-		vals, err := stringValues(name, raw)
 		if err != nil {
-			return q, err
+			return nil, err
 		}
 		for _, v := range vals {
-			if err := addStringFilter(&q, name, f.term, v); err != nil {
-				return q, err
+			c, err := hostquery.Leaf(name, v)
+			if err != nil {
+				return nil, err
 			}
+			conds = append(conds, c)
 		}
 	}
-	if n == 0 {
-		return q, periscope.Errorf(periscope.EMissing, "Give at least one search filter (for example {\"country\": \"US\"} or {\"port\": 443}).")
-	}
-	return q, nil
+	return conds, nil
 }
 
-func addStringFilter(q *hoststore.HostQuery, name, term, v string) error {
-	switch name {
-	case "country":
-		if len(v) == 2 {
-			term = hoststore.TermCountry
-		} else {
-			term = hoststore.TermCountryName
-		}
-	case "domain":
-		n, err := host.Normalize(v)
-		if err != nil || n.IP {
-			return periscope.Errorf(periscope.EInvalid, "domain must be a domain name (got %q).", periscope.Clip(v, 64))
-		}
-		if n.Host != n.Domain {
-			q.Under = n.Host // a name below a registrable domain
-			return nil
-		}
-		v, term = n.Domain, hoststore.TermDomain
-	case "host", "subdomain":
-		n, err := host.Normalize(v)
-		if err != nil {
-			return periscope.Errorf(periscope.EInvalid, "%s must be a host name or IP address (got %q).", name, periscope.Clip(v, 64))
-		}
-		if name == "host" {
-			q.Name = n.Host
-		} else {
-			q.Under = n.Host
-		}
-		return nil
-	case "ip", "ip_address", "dns_a", "dns_aaaa":
-		a, err := netip.ParseAddr(v)
-		if err != nil {
-			return periscope.Errorf(periscope.EInvalid, "%s must be an IP address (got %q).", name, periscope.Clip(v, 64))
-		}
-		v, term = a.Unmap().String(), hoststore.TermIP
-	case "http_title":
-		q.TitleContains = v
-		return nil
-	case "http_favicon_hash":
-		return periscope.Errorf(periscope.EInvalid, "http_favicon_hash is not indexed: none of the supported inputs carries favicon hashes.")
+// addCond adds a filter's condition to a store query (all ANDed).
+func addCond(q *hoststore.HostQuery, c hoststore.Cond) {
+	switch c.Kind {
+	case hoststore.CondName:
+		q.Name = c.Text
+	case hoststore.CondUnder:
+		q.Under = c.Text
+	case hoststore.CondTitle:
+		q.TitleContains = c.Text
+	case hoststore.CondIPRange:
+		q.IPRange = c.Prefix
+	default:
+		q.Terms = append(q.Terms, c.Term)
 	}
-	q.Terms = append(q.Terms, hoststore.Term(term, v))
+}
+
+// addStringFilter adds one value of a string filter to a store query.
+func addStringFilter(q *hoststore.HostQuery, name, _ string, v string) error {
+	c, err := hostquery.Leaf(name, v)
+	if err != nil {
+		return err
+	}
+	addCond(q, c)
 	return nil
 }
 

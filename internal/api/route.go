@@ -38,6 +38,9 @@ type policy struct {
 	pool   periscope.Pool // which credits a 2xx costs; PoolNone for free routes
 	family string         // rate-limit family
 	forms  bool           // also takes application/x-www-form-urlencoded fields
+	// streamed: the route streams its answer and reserves its own charge
+	// (from pool) before the first byte; it is not buffered.
+	streamed bool
 	// assetChange: the route changes organizations or their assets, which
 	// have a per-account limit of their own (limitAssetChange).
 	assetChange bool
@@ -63,6 +66,9 @@ var (
 	// and the key may come as a Bearer token; each tool call is then a REST
 	// request with its own policy.
 	agent = policy{family: "mcp", bearer: true, need: needPaid}
+	// chargedStream is a charged route whose handler streams and charges
+	// (/hosts/export).
+	chargedStream = policy{family: "general", pool: periscope.PoolMonthly, streamed: true}
 )
 
 // route is one entry of the API map.
@@ -282,7 +288,7 @@ func (s *Server) refund(r *http.Request, accountID string, pool periscope.Pool, 
 }
 
 // buffered reports whether the route answers through a buffer (it charges).
-func (p policy) buffered() bool { return p.pool != periscope.PoolNone }
+func (p policy) buffered() bool { return p.pool != periscope.PoolNone && !p.streamed }
 
 // bufferedResponse holds a handler's answer until it is paid for and audited.
 // Handlers build whole JSON bodies in memory anyway (writeJSON), so this

@@ -43,6 +43,9 @@ func (s *Server) registerRoutes() {
 	s.handle("POST /api/v1/oem/vulnerability-intelligence/exploits-search", oemCharged, s.handleExploitSearch)
 	// <routes:hosts>
 	s.handle("POST /api/v1/global/search", charged, s.handleGlobalSearch)
+	s.handle("GET /api/v1/hosts/search", charged, s.handleHostsSearch)
+	s.handle("GET /api/v1/hosts/count", free, s.handleHostsCount)
+	s.handle("GET /api/v1/hosts/export", chargedStream, s.handleHostsExport)
 	s.handle("GET /api/v1/domain/{domain}/subdomains", charged, s.handleSubdomains)
 	s.handle("GET /api/v1/domain/{domain}/details", charged, s.handleDomainDetails)
 	s.handle("GET /api/v1/host/{host}", charged, s.handleHost)

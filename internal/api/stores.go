@@ -55,6 +55,8 @@ type Orgs interface {
 // need. *hoststore.Store implements it.
 type Hosts interface {
 	SearchHosts(ctx context.Context, q hoststore.HostQuery) (hoststore.HostPage, error)
+	// MatchHosts evaluates a host query (hostsearch.go).
+	MatchHosts(ctx context.Context, e *hoststore.Expr) (*hoststore.Matches, error)
 	Listing(ctx context.Context, domain string, resolvableOnly bool, limit, countCap int) (hoststore.DomainListing, error)
 	Host(ctx context.Context, name string) (host.Host, error)
 	RecentUnder(ctx context.Context, domain string, resolvableOnly bool, limit, offset int) ([]host.Host, error)

@@ -34,6 +34,9 @@ const (
 	// EUnprocessable is a missing or invalid parameter of the routes that
 	// answer FullHunt's 422 for it (/intel/*, /nexus/*, /enterprise/assets).
 	EUnprocessable = "unprocessable_parameter"
+	// EQueryInvalid is a host query (package hostquery) that does not
+	// parse or plan: the message names the position and the token.
+	EQueryInvalid = "query_invalid"
 )
 
 // Error is an error that is safe to show to a client: a stable code and a

@@ -278,6 +278,9 @@ func Validator(t testing.TB, doc []byte) *OpenAPIValidator {
 	t.Helper()
 	registerDecoders.Do(func() {
 		openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.FileBodyDecoder)
+		// The streamed formats of /hosts/export.
+		openapi3filter.RegisterBodyDecoder("application/x-ndjson", openapi3filter.FileBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("text/csv", openapi3filter.FileBodyDecoder)
 	})
 	loader := openapi3.NewLoader()
 	d, err := loader.LoadFromData(doc)

@@ -1,0 +1,523 @@
+package hoststore
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/periscope-oss/periscope/internal/host"
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// Expr is a boolean expression over host conditions: what a host query
+// (package hostquery) plans to. Every node evaluates to an exact set of
+// host ids, so counts, facets and exports agree with the pages.
+type Expr struct {
+	Op   Op
+	Kids []*Expr // OpAnd, OpOr: two or more; OpNot: one
+	Cond Cond    // OpCond
+}
+
+// Op is the kind of an Expr node.
+type Op uint8
+
+// The expression operators.
+const (
+	OpCond Op = iota // a leaf condition
+	OpAnd
+	OpOr
+	OpNot // the complement over all indexed hosts
+)
+
+// CondKind is the kind of a leaf condition.
+type CondKind uint8
+
+// The leaf conditions. Each means what the global-search filter that
+// plans to it means (HostQuery): CondTerm is a Terms entry, CondName is
+// Name, CondUnder is Under, CondIPRange is IPRange, CondTitle is
+// TitleContains.
+const (
+	// CondTerm: the hosts holding the index term Term ("field:value",
+	// lower-cased), flag terms (FlagTerm) included.
+	CondTerm CondKind = iota
+	// CondName: the host named Text.
+	CondName
+	// CondUnder: the host named Text and every host below it.
+	CondUnder
+	// CondIPRange: the hosts whose address is in Prefix.
+	CondIPRange
+	// CondTitle: the hosts whose HTTP title contains Text, in any case.
+	CondTitle
+	// CondTermRange: the hosts holding a term of Field whose value is an
+	// integer from Lo to Hi (inclusive): only hosts that have the field.
+	CondTermRange
+	// CondTermContains: the hosts holding a term of one of Fields whose
+	// value contains Text (lower-cased).
+	CondTermContains
+	// CondLastSeen: the hosts last seen from Lo to Hi (Unix seconds,
+	// inclusive).
+	CondLastSeen
+)
+
+// Cond is a leaf condition; which fields count depends on Kind.
+type Cond struct {
+	Kind   CondKind
+	Term   string
+	Field  string
+	Fields []string
+	Text   string
+	Prefix netip.Prefix
+	Lo, Hi int64
+}
+
+// FlagTerm returns the index term of a flag's value (every host holds one
+// per flag).
+func FlagTerm(f HostFlag, set bool) string { return flagTerm(f, set) }
+
+// Matches is the exact set of hosts an Expr selects, held as a bitmap of
+// host ids (a bit per indexed host: 125 KB a million hosts), never as host
+// objects.
+type Matches struct {
+	s   *Store
+	set *idBitmap
+}
+
+// Count returns how many hosts matched.
+func (m *Matches) Count() int { return m.set.count() }
+
+// Page returns the matching hosts after the first offset, at most limit,
+// in id order (the order hosts were first stored, as global search).
+func (m *Matches) Page(ctx context.Context, offset, limit int) ([]host.Host, error) {
+	if limit <= 0 {
+		return []host.Host{}, nil
+	}
+	ids := m.set.page(offset, limit)
+	if len(ids) == 0 {
+		return []host.Host{}, nil
+	}
+	return m.s.hostsByID(ctx, ids)
+}
+
+// exportChunk is how many hosts Each reads at a time.
+const exportChunk = 1000
+
+// Each calls fn with every matching host in id order, reading exportChunk
+// hosts at a time, so memory stays flat however many match. An error from
+// fn stops the walk and is returned.
+func (m *Matches) Each(ctx context.Context, fn func(*host.Host) error) error {
+	for offset := 0; ; offset += exportChunk {
+		ids := m.set.page(offset, exportChunk)
+		if len(ids) == 0 {
+			return nil
+		}
+		hs, err := m.s.hostsByID(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for i := range hs {
+			if err := fn(&hs[i]); err != nil {
+				return err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// MatchHosts evaluates e over the host index.
+func (s *Store) MatchHosts(ctx context.Context, e *Expr) (*Matches, error) {
+	var maxID int64
+	if err := s.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM hosts`).Scan(&maxID); err != nil {
+		return nil, fmt.Errorf("match hosts: %w", err)
+	}
+	ev := &evaluator{s: s, hi: maxID}
+	set, err := ev.eval(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	return &Matches{s: s, set: set}, nil
+}
+
+// evaluator evaluates one Expr: every set is a bitmap of the ids 0 to hi.
+type evaluator struct {
+	s   *Store
+	hi  int64
+	all *idBitmap // every indexed host, read once when a NOT needs it
+}
+
+func (ev *evaluator) empty() *idBitmap { return newIDBitmap(0, ev.hi) }
+
+// universe returns the set of every indexed host: every host holds one of
+// the two terms of each flag.
+func (ev *evaluator) universe(ctx context.Context) (*idBitmap, error) {
+	if ev.all == nil {
+		yes, err := ev.s.termBitmap(ctx, flagTerm(FlagLive, true), 0, ev.hi)
+		if err != nil {
+			return nil, err
+		}
+		no, err := ev.s.termBitmap(ctx, flagTerm(FlagLive, false), 0, ev.hi)
+		if err != nil {
+			return nil, err
+		}
+		yes.or(no)
+		ev.all = yes
+	}
+	return ev.all.clone(), nil
+}
+
+func (ev *evaluator) eval(ctx context.Context, e *Expr) (*idBitmap, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch e.Op {
+	case OpCond:
+		return ev.cond(ctx, e.Cond)
+	case OpNot:
+		if len(e.Kids) != 1 {
+			return nil, fmt.Errorf("match hosts: NOT of %d operands", len(e.Kids))
+		}
+		in, err := ev.eval(ctx, e.Kids[0])
+		if err != nil {
+			return nil, err
+		}
+		all, err := ev.universe(ctx)
+		if err != nil {
+			return nil, err
+		}
+		all.andNot(in)
+		return all, nil
+	case OpAnd:
+		// a AND NOT b is a minus b: a negated operand is subtracted, not
+		// complemented, unless nothing positive is there to start from.
+		var acc *idBitmap
+		var negs []*Expr
+		for _, k := range e.Kids {
+			if k.Op == OpNot && len(k.Kids) == 1 {
+				negs = append(negs, k.Kids[0])
+				continue
+			}
+			set, err := ev.eval(ctx, k)
+			if err != nil {
+				return nil, err
+			}
+			if acc == nil {
+				acc = set
+			} else {
+				acc.and(set)
+			}
+		}
+		if acc == nil {
+			var err error
+			if acc, err = ev.universe(ctx); err != nil {
+				return nil, err
+			}
+		}
+		for _, k := range negs {
+			set, err := ev.eval(ctx, k)
+			if err != nil {
+				return nil, err
+			}
+			acc.andNot(set)
+		}
+		return acc, nil
+	case OpOr:
+		acc := ev.empty()
+		for _, k := range e.Kids {
+			set, err := ev.eval(ctx, k)
+			if err != nil {
+				return nil, err
+			}
+			acc.or(set)
+		}
+		return acc, nil
+	}
+	return nil, fmt.Errorf("match hosts: unknown operator %d", e.Op)
+}
+
+// The statements of the leaf conditions on the hosts table.
+const (
+	matchNameSQL     = `SELECT id FROM hosts WHERE rkey = ? AND name = ?`
+	matchIPRangeSQL  = `SELECT id FROM hosts WHERE ipkey >= ? AND ipkey <= ?`
+	matchTitleSQL    = `SELECT id FROM hosts WHERE http_title LIKE ? ESCAPE '\'`
+	matchLastSeenSQL = `SELECT id FROM hosts WHERE last_seen >= ? AND last_seen <= ?`
+	// The distinct terms of one field: a range of the posting index.
+	fieldTermsSQL         = `SELECT DISTINCT term FROM host_postings WHERE term >= ? AND term < ?`
+	fieldTermsContainsSQL = `SELECT DISTINCT term FROM host_postings WHERE term >= ? AND term < ? AND term LIKE ? ESCAPE '\'`
+)
+
+func (ev *evaluator) cond(ctx context.Context, c Cond) (*idBitmap, error) {
+	switch c.Kind {
+	case CondTerm:
+		return ev.term(ctx, c.Term)
+	case CondName:
+		name := strings.ToLower(c.Text)
+		return ev.rows(ctx, matchNameSQL, host.ReverseKey(name), name)
+	case CondUnder:
+		cond, args := underKey("rkey", c.Text)
+		return ev.rows(ctx, `SELECT id FROM hosts WHERE `+cond, args...)
+	case CondIPRange:
+		lo, hi := prefixKeys(c.Prefix)
+		return ev.rows(ctx, matchIPRangeSQL, lo, hi)
+	case CondTitle:
+		return ev.rows(ctx, matchTitleSQL, "%"+store.LikeEscape(strings.ToLower(c.Text))+"%")
+	case CondLastSeen:
+		return ev.rows(ctx, matchLastSeenSQL, c.Lo, c.Hi)
+	case CondTermRange:
+		terms, err := ev.s.fieldTerms(ctx, c.Field, "")
+		if err != nil {
+			return nil, err
+		}
+		acc := ev.empty()
+		for _, t := range terms {
+			v, err := strconv.ParseInt(t[len(c.Field)+1:], 10, 64)
+			if err != nil || v < c.Lo || v > c.Hi {
+				continue
+			}
+			set, err := ev.term(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			acc.or(set)
+		}
+		return acc, nil
+	case CondTermContains:
+		acc := ev.empty()
+		for _, f := range c.Fields {
+			terms, err := ev.s.fieldTerms(ctx, f, strings.ToLower(c.Text))
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range terms {
+				set, err := ev.term(ctx, t)
+				if err != nil {
+					return nil, err
+				}
+				acc.or(set)
+			}
+		}
+		return acc, nil
+	}
+	return nil, fmt.Errorf("match hosts: unknown condition %d", c.Kind)
+}
+
+// term returns the hosts holding an index term.
+func (ev *evaluator) term(ctx context.Context, t string) (*idBitmap, error) {
+	if !selfAnswered(t) {
+		return ev.s.termBitmap(ctx, t, 0, ev.hi)
+	}
+	ids, err := ev.s.termList(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	set := ev.empty()
+	for _, id := range ids {
+		set.set(id)
+	}
+	return set, nil
+}
+
+// rows returns the ids a statement on the hosts table selects.
+func (ev *evaluator) rows(ctx context.Context, q string, args ...any) (*idBitmap, error) {
+	rows, err := ev.s.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("match hosts: %w", err)
+	}
+	defer rows.Close()
+	set := ev.empty()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("match hosts: %w", err)
+		}
+		set.set(id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("match hosts: %w", err)
+	}
+	return set, nil
+}
+
+// fieldTerms returns the distinct index terms of a field, those whose value
+// contains sub when it is not empty.
+func (s *Store) fieldTerms(ctx context.Context, field, sub string) ([]string, error) {
+	q, args := fieldTermsSQL, []any{field + ":", field + ";"}
+	if sub != "" {
+		q, args = fieldTermsContainsSQL, append(args, field+":%"+store.LikeEscape(sub)+"%")
+	}
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list terms of %s: %w", field, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, fmt.Errorf("list terms of %s: %w", field, err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list terms of %s: %w", field, err)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// or adds the ids of o (of the same range).
+func (m *idBitmap) or(o *idBitmap) {
+	for i := range m.words {
+		m.words[i] |= o.words[i]
+	}
+}
+
+// andNot removes the ids of o (of the same range).
+func (m *idBitmap) andNot(o *idBitmap) {
+	for i := range m.words {
+		m.words[i] &^= o.words[i]
+	}
+}
+
+func (m *idBitmap) clone() *idBitmap {
+	return &idBitmap{lo: m.lo, hi: m.hi, words: slices.Clone(m.words)}
+}
+
+// has reports whether id is in the set.
+func (m *idBitmap) has(id int64) bool {
+	if id < m.lo || id > m.hi {
+		return false
+	}
+	d := id - m.lo
+	return m.words[d>>6]&(1<<(d&63)) != 0
+}
+
+// byteAt returns the 8 members from id base (base-lo a multiple of 8 or
+// not) as the bits of a byte, bit i standing for base+i.
+func (m *idBitmap) byteAt(base int64) byte {
+	d := base - m.lo
+	if d < 0 || base > m.hi {
+		var b byte
+		for i := range int64(8) {
+			if m.has(base + i) {
+				b |= 1 << i
+			}
+		}
+		return b
+	}
+	w, sh := d>>6, uint(d&63)
+	v := m.words[w] >> sh
+	if sh > 56 && int(w+1) < len(m.words) {
+		v |= m.words[w+1] << (64 - sh)
+	}
+	return byte(v)
+}
+
+// countRow returns how many of the ids of a posting row are in the set: a
+// bitmap row is ANDed a byte at a time, a list row tested id by id.
+func (m *idBitmap) countRow(first int64, n int, b []byte) (int, error) {
+	if n > 1 && len(b) > 1 && b[0] == postingBitmap && b[1]&1 != 0 {
+		c := 0
+		for j, v := range b[1:] {
+			if v == 0 {
+				continue
+			}
+			base := first + 8*int64(j)
+			if base > m.hi {
+				break
+			}
+			c += bits.OnesCount8(v & m.byteAt(base))
+		}
+		return c, nil
+	}
+	c := 0
+	err := eachPostingID(first, n, b, func(id int64) bool {
+		if m.has(id) {
+			c++
+		}
+		return id <= m.hi
+	})
+	return c, err
+}
+
+// FacetValue is one value of a facet and how many matching hosts hold it.
+type FacetValue struct {
+	Value string // the term's value, lower-cased as indexed
+	Count int
+}
+
+// facetDocLimit is the number of matches up to which a facet is counted on
+// the matching hosts' own terms (read from their documents) rather than on
+// the posting lists of every value of the field.
+const facetDocLimit = 2000
+
+// fieldPostingsSQL reads every posting row of one field, term by term.
+const fieldPostingsSQL = `SELECT term, first_id, n, ids FROM host_postings WHERE term >= ? AND term < ? ORDER BY term, first_id`
+
+// Facet returns the n values of an index field (a Term* constant) held by
+// the most matching hosts, most first (ties by value), with their counts:
+// exactly how many matching hosts hold each term.
+func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue, error) {
+	counts := map[string]int{}
+	prefix := field + ":"
+	if total := m.Count(); total == 0 || n <= 0 {
+		return []FacetValue{}, nil
+	} else if total <= facetDocLimit {
+		// Few matches: their documents hold their terms (hostTerms, what
+		// the posting lists were written from).
+		ids := m.set.page(0, total)
+		for c := range slices.Chunk(ids, exportChunk) {
+			hs, err := m.s.hostsByID(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			for _, h := range hs {
+				for _, t := range hostTerms(h) {
+					if v, ok := strings.CutPrefix(t, prefix); ok {
+						counts[v]++
+					}
+				}
+			}
+		}
+	} else {
+		rows, err := m.s.query(ctx, fieldPostingsSQL, prefix, field+";")
+		if err != nil {
+			return nil, fmt.Errorf("facet %s: %w", field, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t string
+			var first int64
+			var k int
+			var blob []byte
+			if err := rows.Scan(&t, &first, &k, &blob); err != nil {
+				return nil, fmt.Errorf("facet %s: %w", field, err)
+			}
+			c, err := m.set.countRow(first, k, blob)
+			if err != nil {
+				return nil, fmt.Errorf("facet %s: postings of %q: %w", field, t, err)
+			}
+			if c > 0 {
+				counts[t[len(prefix):]] += c
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("facet %s: %w", field, err)
+		}
+	}
+	out := make([]FacetValue, 0, len(counts))
+	for v, c := range counts {
+		out = append(out, FacetValue{v, c})
+	}
+	slices.SortFunc(out, func(a, b FacetValue) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return strings.Compare(a.Value, b.Value)
+	})
+	return out[:min(n, len(out))], nil
+}
