@@ -225,16 +225,16 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	if err := s.readBody(w, r, p, oem); err != nil {
 		return err
 	}
-	if !p.buffered() && !oem {
-		return h(w, r)
-	}
 	if p.pool != periscope.PoolNone {
-		// Not binding (Reserve below is): spares the work of a request
-		// that cannot be paid for.
+		// Not binding (Reserve is): spares the work of a request that
+		// cannot be paid for.
 		used, oemUsed := acct.Usage(s.now())
 		if p.pool == periscope.PoolOEM && oemUsed >= acct.OEMCreditsPerMonth || p.pool == periscope.PoolMonthly && used >= acct.CreditsPerMonth {
 			return store.CreditsExhausted(p.pool, s.now())
 		}
+	}
+	if !p.buffered() && !oem {
+		return h(w, r)
 	}
 	buf := newBufferedResponse()
 	if err := h(buf, r); err != nil {

@@ -453,7 +453,7 @@ type FacetValue struct {
 // facetDocLimit is the number of matches up to which a facet is counted on
 // the matching hosts' own terms (read from their documents) rather than on
 // the posting lists of every value of the field.
-const facetDocLimit = 2000
+var facetDocLimit = 2000
 
 // fieldPostingsSQL reads every posting row of one field, term by term.
 const fieldPostingsSQL = `SELECT term, first_id, n, ids FROM host_postings WHERE term >= ? AND term < ? ORDER BY term, first_id`
