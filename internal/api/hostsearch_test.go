@@ -66,7 +66,7 @@ func TestHostsSearch(t *testing.T) {
 		}{
 			{`country:US`, 6, "h00.acme.com"},
 			{`country:US,DE port:22`, 6, "h00.acme.com"},
-			{`-port:22,443`, 3, "52.1.2.200"},             // neither port: 52.1.2.200 (3389), acme-shop.com, old.acme.com
+			{`-port:22,443`, 3, "52.1.2.200"},                  // neither port: 52.1.2.200 (3389), acme-shop.com, old.acme.com
 			{`NOT port:22 domain:acme.com`, 7, "h01.acme.com"}, // 6 odd hosts and old.acme.com
 			{`port:>1024`, 1, "52.1.2.200"},
 			{`port:[20 TO 30] OR asn:AS24940`, 12, "h00.acme.com"},

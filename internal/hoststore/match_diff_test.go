@@ -23,8 +23,8 @@ import (
 
 var pools = struct {
 	countries, orgs, products, tech, tags, clouds, cdns, titles, issuers, domains []string
-	names                                                                          []string // country names
-	asns, ports, statuses                                                          []int
+	names                                                                         []string // country names
+	asns, ports, statuses                                                         []int
 }{
 	countries: []string{"US", "DE", "FR", "NL", "JP"},
 	names:     []string{"United States", "Germany", "France", "Netherlands", "Japan"},
