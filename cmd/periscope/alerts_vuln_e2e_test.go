@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,11 @@ type e2eAlert struct {
 // GET /enterprise/alerts with its evidence; another host with the product
 // grows the same alert (count 2) instead of opening a second. Then a
 // combolist with accounts under the organization's domain: one
-// compromised_credential alert, emails masked, no password anywhere.
+// compromised_credential alert, emails masked, no password anywhere. The
+// domain is claimed, not verified (issue 29): the alert and its webhook
+// delivery say masked_reason domain_not_verified, the listing masks the
+// passwords; once the operator authorises the domain (org
+// authorize-domain, audited) the listing shows them.
 func TestVulnerabilityAndCredentialAlertsEndToEnd(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
@@ -103,6 +108,18 @@ func TestVulnerabilityAndCredentialAlertsEndToEnd(t *testing.T) {
 				}
 				key = filepath.Join(dir, "periscope", "darkweb-demo.key")
 			}
+			rc := &hookReceiver{t: t}
+			hook := httptest.NewServer(rc)
+			defer hook.Close()
+			status, body = s.do(t, "POST", "/api/v1/enterprise/organizations/"+org.ID+"/webhooks", ent, `{"url":"`+hook.URL+`/hook","min_severity":"low","types":["compromised_credential"]}`)
+			var ep struct{ Secret string }
+			json.Unmarshal(body, &ep)
+			if status != 201 {
+				t.Fatalf("create webhook: %d %s", status, body)
+			}
+			rc.mu.Lock()
+			rc.secret = ep.Secret
+			rc.mu.Unlock()
 			ingest("combolist", "combo.txt", "alice.smith@periscope-vuln-e2e.com:Sup3rSecretPw!\nbob@mail.periscope-vuln-e2e.com:hunter2hunter2\ncarol@elsewhere.example:other-pass\n",
 				"--breach", "E2EBreach", "--breach-date", "2026-11-01", "--darkweb-key-file", key)
 			creds := poll("compromised_credential", func(l []e2eAlert) bool { return len(l) == 1 })
@@ -115,6 +132,46 @@ func TestVulnerabilityAndCredentialAlertsEndToEnd(t *testing.T) {
 			}
 			if !strings.Contains(c.Title, "2 accounts") || !strings.Contains(c.Message, "a***h@periscope-vuln-e2e.com") || !strings.Contains(c.Message, "E2EBreach") {
 				t.Errorf("credential alert %+v", c)
+			}
+			if !strings.Contains(string(c.Evidence), `"masked_reason":"domain_not_verified"`) {
+				t.Errorf("credential alert of an unverified domain: %s", c.Evidence)
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for len(rc.deliveries()) == 0 && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+			}
+			ds := rc.deliveries()
+			if len(ds) != 1 || !strings.Contains(mustJSON(t, ds[0]), `"masked_reason":"domain_not_verified"`) {
+				t.Fatalf("webhook deliveries: %v", ds)
+			}
+			for _, clear := range []string{"Sup3rSecretPw", "hunter2", "alice.smith", "bob@"} {
+				if strings.Contains(mustJSON(t, ds[0]), clear) {
+					t.Errorf("the webhook delivery shows %q: %v", clear, ds[0])
+				}
+			}
+			listing := func() []map[string]any {
+				t.Helper()
+				status, body := s.do(t, "GET", "/api/v1/enterprise/darkweb/compromised-credentials?query=periscope-vuln-e2e.com", ent, "")
+				var l struct {
+					Results []map[string]any `json:"results"`
+				}
+				if json.Unmarshal(body, &l); status != 200 || len(l.Results) != 2 {
+					t.Fatalf("listing: %d %s", status, body)
+				}
+				return l.Results
+			}
+			for _, r := range listing() {
+				if r["masked"] != true || r["masked_reason"] != "domain_not_verified" || strings.Contains(r["password"].(string), "Pw") {
+					t.Errorf("listing of an unverified domain: %v", r)
+				}
+			}
+			if out, stderr, err := runCLI(t, "org", "authorize-domain", "--database", dsn, org.ID, "periscope-vuln-e2e.com"); err != nil {
+				t.Fatalf("authorize-domain: %v\n%s\n%s", err, out, stderr)
+			}
+			for _, r := range listing() {
+				if r["masked"] != false || r["password"] != "Sup3rSecretPw!" && r["password"] != "hunter2hunter2" {
+					t.Errorf("listing of a verified domain: %v", r)
+				}
 			}
 			if err := s.stop(); err != nil {
 				t.Fatalf("stop: %v\n%s", err, s.stderr.String())

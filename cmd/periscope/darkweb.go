@@ -19,6 +19,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebingest"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
+	"github.com/periscope-oss/periscope/internal/scanstore"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -101,6 +102,9 @@ func setupDarkweb(ctx context.Context, svc *services) error {
 		return fmt.Errorf("dark web: %w", err)
 	}
 	svc.deps.Darkweb = dw
+	// Secrets are shown by verified ownership (scanstore's authorisations),
+	// whether active monitoring is on or not.
+	svc.deps.Claims = scanstore.New(svc.store)
 	svc.dw = dw
 	svc.workers = append(svc.workers, darkwebHeads(dw, headsInterval, svc.log))
 	svc.onServer = append(svc.onServer, func(srv *api.Server) error {

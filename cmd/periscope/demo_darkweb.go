@@ -15,8 +15,10 @@ import (
 
 // darkwebDemoDomains are the reserved domains the demo breach data is
 // spread over; the demo enterprise organization claims the first, the OEM
-// organization the second (a domain has one owner), so each sees its own
-// records' secrets in clear and the other's masked.
+// organization the second (a domain has one owner). Neither claim is
+// verified (verifying example.com would let active monitoring probe it),
+// so both see the records masked, with masked_reason domain_not_verified
+// under their own domain; `periscope org authorize-domain` shows them.
 var darkwebDemoDomains = []string{"example.com", "example.org", "mail.example.com", "example.net"}
 
 // darkwebDemoSeed fixes the demo data: loading again adds nothing.

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/periscope-oss/periscope/internal/cli"
 	"text/tabwriter"
+
+	"github.com/periscope-oss/periscope/internal/cli"
+	"github.com/periscope-oss/periscope/internal/store"
 
 	"github.com/periscope-oss/periscope/internal/activescan"
 	"github.com/periscope-oss/periscope/internal/config"
@@ -14,14 +17,17 @@ import (
 )
 
 const orgUsage = `usage:
-  periscope org verify-domain ORG_ID DOMAIN    mark a domain of the organization verified (no DNS check)
-  periscope org authorize-range ORG_ID CIDR    allow active monitoring to probe an IP range of the organization
-  periscope org assets ORG_ID                  list the organization's assets and whether each may be probed
+  periscope org authorize-domain ORG_ID DOMAIN  mark a domain of the organization verified (no DNS check);
+                                                verify-domain is the same command
+  periscope org authorize-range ORG_ID CIDR     allow active monitoring to probe an IP range of the organization
+  periscope org assets ORG_ID                   list the organization's assets and whether each may be probed
 
-Only verified domains and authorised ranges are ever actively probed. A
-customer verifies a domain itself with a DNS TXT record (see docs/api.md,
-"Active monitoring"); these commands are for operators who checked
-ownership another way. The asset must already be the organization's.
+Only verified domains and authorised ranges are ever actively probed, and
+dark-web secrets (passwords, hashes) are shown in clear only under verified
+domains. A customer verifies a domain itself with a DNS TXT record (see
+docs/security.md); these commands are for operators who checked ownership
+another way. The asset must already be the organization's. Each
+authorisation is recorded in the account's audit log (key "operator").
 `
 
 func cmdOrg(ctx context.Context, e env, args []string) error {
@@ -34,7 +40,7 @@ func cmdOrg(ctx context.Context, e env, args []string) error {
 	fs := cli.NewFlags(e.stderr, "org "+sub)
 	fs.Usage = func() { fmt.Fprint(e.stderr, orgUsage) }
 	cfg.Register(fs, e.getenv)
-	want := map[string]int{"verify-domain": 2, "authorize-range": 2, "assets": 1}[sub]
+	want := map[string]int{"authorize-domain": 2, "verify-domain": 2, "authorize-range": 2, "assets": 1}[sub]
 	if want == 0 {
 		fmt.Fprint(e.stderr, orgUsage)
 		return fmt.Errorf("org: unknown subcommand %q", sub)
@@ -53,12 +59,13 @@ func cmdOrg(ctx context.Context, e env, args []string) error {
 	}
 	defer st.Close()
 	ss := scanstore.New(st)
-	if _, err := ss.OrgAccount(ctx, pos[0]); err != nil {
+	acct, err := ss.OrgAccount(ctx, pos[0])
+	if err != nil {
 		return fmt.Errorf("org %s: %s", sub, periscope.ErrorMessage(err))
 	}
 	svc := activescan.New(activescan.Options{}, activescan.Deps{Store: ss})
 	switch sub {
-	case "verify-domain":
+	case "authorize-domain", "verify-domain":
 		err = svc.Authorize(ctx, pos[0], periscope.AssetDomain, pos[1])
 	case "authorize-range":
 		err = svc.Authorize(ctx, pos[0], periscope.AssetIPRange, pos[1])
@@ -67,7 +74,14 @@ func cmdOrg(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("org %s: %s", sub, periscope.ErrorMessage(err))
 	}
 	if sub != "assets" {
-		fmt.Fprintf(e.stdout, "%s may now be probed by active monitoring\n", pos[1])
+		if err := auditOperator(ctx, st, acct, "org "+sub, map[string]string{"organization_id": pos[0], "asset": pos[1]}); err != nil {
+			return fmt.Errorf("org %s: %w", sub, err)
+		}
+		if sub == "authorize-range" {
+			fmt.Fprintf(e.stdout, "%s may now be probed by active monitoring\n", pos[1])
+		} else {
+			fmt.Fprintf(e.stdout, "%s is verified: active monitoring may probe it and its dark-web records show their secrets to the organization's account\n", pos[1])
+		}
 		return nil
 	}
 	assets, err := ss.Assets(ctx, pos[0])
@@ -84,4 +98,16 @@ func cmdOrg(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", a.Kind, a.Value, a.Authorized, how)
 	}
 	return tw.Flush()
+}
+
+// auditOperator records an operator's command in the account's audit log
+// (shown by POST /oem/account/audit-logs), under the key prefix
+// "operator" and the method "CLI".
+func auditOperator(ctx context.Context, st *store.Store, accountID, command string, args map[string]string) error {
+	req, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	return st.AddAudit(ctx, &periscope.AuditEntry{AccountID: accountID, KeyPrefix: "operator", Time: st.Now(),
+		Method: "CLI", Endpoint: "periscope " + command, StatusCode: 200, Request: req})
 }

@@ -12,9 +12,17 @@ import (
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
+// TestOrgAuthorizesAssets: the operator verifies a domain and authorises
+// a range; each is recorded in the account's audit log.
 func TestOrgAuthorizesAssets(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) { testOrgAuthorizesAssets(t, engine) })
+	}
+}
+
+func testOrgAuthorizesAssets(t *testing.T, engine string) {
 	ctx := context.Background()
-	db := storetest.DSN(t, "sqlite")
+	db := storetest.DSN(t, engine)
 	d := "--database=" + db
 	if _, _, err := runCLI(t, "migrate", d); err != nil {
 		t.Fatal(err)
@@ -38,7 +46,7 @@ func TestOrgAuthorizesAssets(t *testing.T) {
 		}
 	}
 	st.Close()
-	if _, _, err := runCLI(t, "org", "verify-domain", d, o.ID, "ACME.com."); err != nil {
+	if _, _, err := runCLI(t, "org", "authorize-domain", d, o.ID, "ACME.com."); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := runCLI(t, "org", "authorize-range", d, o.ID, "8.8.4.7/24"); err != nil {
@@ -47,6 +55,20 @@ func TestOrgAuthorizesAssets(t *testing.T) {
 	out, _, err := runCLI(t, "org", "assets", d, o.ID)
 	if err != nil || !strings.Contains(out, "acme.com    true    "+scanstore.MethodOperator) || !strings.Contains(out, "8.8.4.0/24  true    operator") {
 		t.Fatalf("assets: %v\n%s", err, out)
+	}
+	st, err = store.Open(ctx, db, store.Files(schema.Sets()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	logs, n, err := st.AuditLogs(ctx, store.AuditFilter{AccountID: a.ID, Page: 1, PerPage: 10})
+	if err != nil || n != 2 {
+		t.Fatalf("audit: %d records, %v", n, err)
+	}
+	for i, want := range []string{"periscope org authorize-range", "periscope org authorize-domain"} {
+		if l := logs[i]; l.Endpoint != want || l.KeyPrefix != "operator" || l.Method != "CLI" || !strings.Contains(string(l.Request), o.ID) {
+			t.Errorf("audit record %d: %+v %s", i, l, l.Request)
+		}
 	}
 	for _, bad := range [][]string{
 		{"org", "verify-domain", d, o.ID, "other.com"},

@@ -15,6 +15,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/egress"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/scanstore"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
 	"github.com/periscope-oss/periscope/internal/wire"
@@ -149,7 +150,7 @@ func setupAlerts(ctx context.Context, svc *services) error {
 	w.Vulns = &alerts.VulnSource{Signature: vs.AlertableSignature, CPEs: vs.AlertableCPEs, Detail: vs.AlertDetail,
 		HostsNamed: hs.HostsNamed, EachHost: hs.EachHost, InRange: wire.HostsInRange(hs)}
 	if svc.dw != nil {
-		w.Feeds = append(w.Feeds, alerts.CredentialFeed(as, svc.store.AllAssets, wire.DarkwebCredentials(svc.dw), svc.store.Now,
+		w.Feeds = append(w.Feeds, alerts.CredentialFeed(as, svc.store.AllAssets, scanstore.New(svc.store).VerifiedDomains, wire.DarkwebCredentials(svc.dw), svc.store.Now,
 			svc.alerts.Baseline, min(wire.CredentialSettle, svc.alerts.FeedInterval)))
 	}
 	svc.ledger.OnCommit(w.Wake)

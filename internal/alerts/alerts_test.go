@@ -3,8 +3,10 @@ package alerts_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -391,11 +393,11 @@ func TestCompromisedCredentialsMasksAndAccumulates(t *testing.T) {
 		}
 	}
 	a := periscope.Asset{OrganizationID: "org", AccountID: "acct", Value: "example.com"}
-	if _, ok := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv", nil, nil, 1); ok {
+	if _, ok := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv", nil, nil, 1, ""); ok {
 		t.Error("no email alerts")
 	}
 	al, ok := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv",
-		[]string{"jane.doe@example.com", "JANE.DOE@example.com", "bob@dev.example.com"}, nil, 1)
+		[]string{"jane.doe@example.com", "JANE.DOE@example.com", "bob@dev.example.com"}, nil, 1, "")
 	if !ok || al.Type != alerts.TypeCompromisedCredential || al.Severity != "high" {
 		t.Fatalf("alert %+v", al)
 	}
@@ -407,11 +409,11 @@ func TestCompromisedCredentialsMasksAndAccumulates(t *testing.T) {
 	if !strings.Contains(al.Title, "2 accounts") || !strings.Contains(al.Message, "j***e@example.com") || !strings.Contains(al.Message, "LinkedIn") {
 		t.Errorf("title %q message %q", al.Title, al.Message)
 	}
-	again, _ := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv", []string{"carol@example.com"}, &al, 2)
+	again, _ := alerts.CompromisedCredentials(a, "LinkedIn", "2012-05-05", "breach-csv", []string{"carol@example.com"}, &al, 2, "")
 	if again.Fingerprint != al.Fingerprint || !strings.Contains(again.Title, "3 accounts") || !strings.Contains(string(again.Evidence), `"new_accounts":1`) {
 		t.Errorf("repeat %q %s", again.Title, again.Evidence)
 	}
-	other, _ := alerts.CompromisedCredentials(a, "Adobe", "", "breach-csv", []string{"carol@example.com"}, nil, 2)
+	other, _ := alerts.CompromisedCredentials(a, "Adobe", "", "breach-csv", []string{"carol@example.com"}, nil, 2, "")
 	if other.Fingerprint == al.Fingerprint {
 		t.Error("two breaches share a fingerprint")
 	}
@@ -420,9 +422,19 @@ func TestCompromisedCredentialsMasksAndAccumulates(t *testing.T) {
 // TestCredentialFeedBaselineAndOnce: records ingested before the domain's
 // baseline ends are silent; later ones alert once per breach, across the
 // organization's two domains; a record already read is not read again.
+//
+// With the domains only claimed (not verified), the alert is the same and
+// its evidence says masked_reason "domain_not_verified".
 func TestCredentialFeedBaselineAndOnce(t *testing.T) {
-	for _, engine := range storetest.Engines() {
-		t.Run(engine, func(t *testing.T) {
+	for _, c := range []struct {
+		engine   string
+		verified bool
+	}{{"sqlite", true}, {"sqlite", false}, {"postgres", true}, {"postgres", false}} {
+		engine := c.engine
+		if !slices.Contains(storetest.Engines(), engine) {
+			continue
+		}
+		t.Run(fmt.Sprintf("%s/verified=%v", engine, c.verified), func(t *testing.T) {
 			ctx := context.Background()
 			db := storetest.Open(t, engine, alertstore.Migrations())
 			now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -453,7 +465,11 @@ func TestCredentialFeedBaselineAndOnce(t *testing.T) {
 				}
 				return out[offset:min(offset+limit, len(out))], nil
 			}
-			w := &alerts.Worker{DB: db, Alerts: st, Feeds: []alerts.Feed{alerts.CredentialFeed(st, db.AllAssets, list, db.Now, time.Hour, 30*time.Second)}}
+			verified := func(ctx context.Context) ([]periscope.Asset, error) { return nil, nil }
+			if c.verified {
+				verified = func(ctx context.Context) ([]periscope.Asset, error) { return db.AllAssets(ctx, periscope.AssetDomain) }
+			}
+			w := &alerts.Worker{DB: db, Alerts: st, Feeds: []alerts.Feed{alerts.CredentialFeed(st, db.AllAssets, verified, list, db.Now, time.Hour, 30*time.Second)}}
 			add := func(id, email, breach string) {
 				records = append(records, alerts.CredentialItem{ID: id, Email: email, Breach: breach, Source: "combolist", DateAdded: now.Unix()})
 			}
@@ -480,6 +496,9 @@ func TestCredentialFeedBaselineAndOnce(t *testing.T) {
 			if len(l) != 1 || l[0].Type != alerts.TypeCompromisedCredential || l[0].Count != 1 || !strings.Contains(l[0].Title, "2 accounts") ||
 				!strings.Contains(l[0].Message, "Fresh") || strings.Contains(l[0].Message, "Old") {
 				t.Fatalf("alerts: %+v", l)
+			}
+			if got := strings.Contains(string(l[0].Evidence), `"masked_reason":"domain_not_verified"`); got == c.verified {
+				t.Fatalf("verified %v, evidence %s", c.verified, l[0].Evidence)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/alertstore"
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
@@ -59,7 +60,10 @@ const credentialSamples = 5
 // counting the affected accounts with a few masked emails as evidence.
 // prev is the standing alert of the same breach (nil when none): its
 // count of accounts and samples carry over, so a repeat grows them.
-func CompromisedCredentials(a periscope.Asset, breach, breachDate, source string, emails []string, prev *alertstore.Alert, ts int64) (alertstore.Alert, bool) {
+// maskedReason, when set, is why the evidence is all the organization may
+// see of the records (breach.MaskedNotVerified: the domain is claimed,
+// not verified); it goes in the evidence and the fingerprint.
+func CompromisedCredentials(a periscope.Asset, breach, breachDate, source string, emails []string, prev *alertstore.Alert, ts int64, maskedReason string) (alertstore.Alert, bool) {
 	if len(emails) == 0 {
 		return alertstore.Alert{}, false
 	}
@@ -107,11 +111,18 @@ func CompromisedCredentials(a periscope.Asset, breach, breachDate, source string
 	}
 	al.Message = fmt.Sprintf("%d account%s under %s appear with a password or password hash in %s%s, source %s; %d newly ingested. Examples: %s. Reset these passwords and check for reuse.",
 		total, plural(total), a.Value, name, when, source, len(fresh), strings.Join(masked, ", "))
-	al.Evidence = evidence(map[string]any{"breach": breach, "breach_date": breachDate, "source": source, "asset": a.Value,
-		"affected_accounts": total, "new_accounts": len(fresh), "sample_emails": masked})
+	ev := map[string]any{"breach": breach, "breach_date": breachDate, "source": source, "asset": a.Value,
+		"affected_accounts": total, "new_accounts": len(fresh), "sample_emails": masked}
+	if maskedReason != "" {
+		ev["masked_reason"] = maskedReason
+	}
+	al.Evidence = evidence(ev)
 	key := breach
 	if key == "" {
 		key = "source:" + source
+	}
+	if maskedReason != "" {
+		key += "\x00" + maskedReason
 	}
 	al.Fingerprint = fingerprint(a.OrganizationID, TypeCompromisedCredential, key)
 	return al, true
@@ -119,11 +130,15 @@ func CompromisedCredentials(a periscope.Asset, breach, breachDate, source string
 
 // CredentialFeed alerts on credential records ingested after the
 // baseline of the organization's domain asset (its creation plus
-// baseline). Its position is the ingest time (Unix seconds) read up to;
+// baseline). verified lists the domain assets whose ownership is proven
+// (nil: none); an alert of a domain only claimed says so
+// (masked_reason domain_not_verified in its evidence) and shows no more
+// than any alert does: a count and masked emails. Its position is the ingest time (Unix seconds) read up to;
 // records younger than settle are left for the next step, so a batch
 // still being committed is not skipped; the feed reads at most once per
 // settle.
-func CredentialFeed(st *alertstore.Store, assets func(ctx context.Context, kind string) ([]periscope.Asset, error), list CredentialList,
+func CredentialFeed(st *alertstore.Store, assets func(ctx context.Context, kind string) ([]periscope.Asset, error),
+	verified func(ctx context.Context) ([]periscope.Asset, error), list CredentialList,
 	now func() time.Time, baseline, settle time.Duration) Feed {
 	return Feed{Name: "alerts.credentials", Next: func(ctx context.Context, after int64, _ int) ([]alertstore.Alert, int64, error) {
 		to := now().Add(-settle).Unix()
@@ -134,9 +149,20 @@ func CredentialFeed(st *alertstore.Store, assets func(ctx context.Context, kind 
 		if err != nil {
 			return nil, after, err
 		}
+		proven := map[string]bool{} // organization + domain
+		if verified != nil {
+			vs, err := verified(ctx)
+			if err != nil {
+				return nil, after, err
+			}
+			for _, v := range vs {
+				proven[v.OrganizationID+"\x00"+v.Value] = true
+			}
+		}
 		type group struct {
 			asset             periscope.Asset
 			breach, date, src string
+			reason            string
 			emails            []string
 		}
 		groups := map[string]*group{}
@@ -146,6 +172,10 @@ func CredentialFeed(st *alertstore.Store, assets func(ctx context.Context, kind 
 			from := max(after+1, a.CreatedAt.Unix()+int64(baseline/time.Second))
 			if from > to {
 				continue
+			}
+			reason := ""
+			if !proven[a.OrganizationID+"\x00"+a.Value] {
+				reason = darkweb.MaskedNotVerified
 			}
 			const page = 1000
 			for off := 0; ; off += page {
@@ -158,13 +188,13 @@ func CredentialFeed(st *alertstore.Store, assets func(ctx context.Context, kind 
 						continue
 					}
 					seen[a.OrganizationID+"\x00"+it.ID] = true
-					k := a.OrganizationID + "\x00" + it.Breach // one alert per (organization, breach)
+					k := a.OrganizationID + "\x00" + reason + "\x00" + it.Breach // one alert per (organization, verified or not, breach)
 					if it.Breach == "" {
 						k += "\x00" + it.Source
 					}
 					g := groups[k]
 					if g == nil {
-						g = &group{asset: a, breach: it.Breach, date: it.BreachDate, src: it.Source}
+						g = &group{asset: a, breach: it.Breach, date: it.BreachDate, src: it.Source, reason: reason}
 						groups[k] = g
 						order = append(order, k)
 					}
@@ -178,14 +208,14 @@ func CredentialFeed(st *alertstore.Store, assets func(ctx context.Context, kind 
 		var out []alertstore.Alert
 		for _, k := range order {
 			g := groups[k]
-			probe, _ := CompromisedCredentials(g.asset, g.breach, g.date, g.src, g.emails, nil, to)
+			probe, _ := CompromisedCredentials(g.asset, g.breach, g.date, g.src, g.emails, nil, to, g.reason)
 			var prev *alertstore.Alert
 			if p, ok, err := st.AlertByFingerprint(ctx, g.asset.AccountID, probe.Fingerprint); err != nil {
 				return nil, after, err
 			} else if ok {
 				prev = &p
 			}
-			if al, ok := CompromisedCredentials(g.asset, g.breach, g.date, g.src, g.emails, prev, to); ok {
+			if al, ok := CompromisedCredentials(g.asset, g.breach, g.date, g.src, g.emails, prev, to, g.reason); ok {
 				out = append(out, al)
 			}
 		}

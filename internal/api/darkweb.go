@@ -11,6 +11,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/scanstore"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 )
 
@@ -59,80 +60,39 @@ type darkwebRecord struct {
 	URL            string   `json:"url"`
 	Source         string   `json:"source"`
 	// Masked says the password and hashes are masked (first and last
-	// character and the length).
+	// character and the length); MaskedReason says why
+	// (darkweb.MaskedNotVerified, darkweb.MaskedNotClaimed).
 	Masked        bool        `json:"masked"`
+	MaskedReason  string      `json:"masked_reason,omitempty"`
 	Vulnerability *vulnRecord `json:"vulnerability,omitempty"`
 }
 
-// disclosure decides whether a caller sees a record's secrets in clear:
-// accounts allowed with --reveal-secrets see all; others only records
-// under a domain one of their organizations claims.
-type disclosure struct {
-	all     bool
-	domains []string
+// DomainClaims reads which domains an account's organizations claim and
+// which of them are verified (*scanstore.Store): what the dark-web
+// disclosure policy goes by.
+type DomainClaims interface {
+	DomainClaims(ctx context.Context, accountID string) ([]scanstore.DomainClaim, error)
 }
 
-func (s *Server) disclosure(ctx context.Context, accountID string) (disclosure, error) {
+// disclosure returns the dark-web disclosure policy for an account (see
+// darkweb.Disclosure): two queries, whatever its number of organizations.
+func (s *Server) disclosure(ctx context.Context, accountID string) (darkweb.Disclosure, error) {
 	all, err := s.darkweb.Reveal(ctx, accountID)
 	if err != nil {
-		return disclosure{}, err
+		return darkweb.Disclosure{}, err
 	}
-	doms, err := s.accountDomains(ctx, accountID)
-	return disclosure{all: all, domains: doms}, err
-}
-
-// accountDomains lists the domains of the account's organizations.
-func (s *Server) accountDomains(ctx context.Context, accountID string) ([]string, error) {
-	orgs, err := s.orgs.Organizations(ctx, accountID)
+	if s.claims == nil {
+		return darkweb.NewDisclosure(all, nil), nil
+	}
+	cs, err := s.claims.DomainClaims(ctx, accountID)
 	if err != nil {
-		return nil, err
+		return darkweb.Disclosure{}, err
 	}
-	var out []string
-	for _, o := range orgs {
-		as, err := s.orgs.Assets(ctx, accountID, o.ID)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range as {
-			if a.Kind == periscope.AssetDomain {
-				out = append(out, strings.ToLower(a.Value))
-			}
-		}
+	claims := make([]darkweb.Claim, len(cs))
+	for i, c := range cs {
+		claims[i] = darkweb.Claim{Domain: c.Domain, Verified: c.Verified}
 	}
-	return out, nil
-}
-
-// under reports whether host is one of domains or below one.
-func under(host string, domains []string) bool {
-	host = strings.ToLower(host)
-	for _, d := range domains {
-		if host == d || len(host) > len(d) && host[len(host)-len(d)-1] == '.' && strings.HasSuffix(host, d) {
-			return true
-		}
-	}
-	return false
-}
-
-// clear reports whether r's secrets may be shown.
-func (d disclosure) clear(r *darkweb.Record) bool {
-	if d.all {
-		return true
-	}
-	if len(d.domains) == 0 {
-		return false
-	}
-	// The URL is parsed only when the email and the domain are not under
-	// the caller's domains (a page holds up to 1,000 records).
-	if _, h, ok := strings.Cut(r.Email, "@"); ok && under(h, d.domains) {
-		return true
-	}
-	if r.Domain != "" && under(r.Domain, d.domains) {
-		return true
-	}
-	if h := darkweb.URLHost(r.URL); h != "" && under(h, d.domains) {
-		return true
-	}
-	return false
+	return darkweb.NewDisclosure(all, claims), nil
 }
 
 // darkwebSearchBody is the body of POST /oem/darkweb/search (docs/api.md "Dark-web breach data").
@@ -229,9 +189,11 @@ func (s *Server) handleDarkwebSearch(w http.ResponseWriter, r *http.Request) err
 }
 
 // darkwebListing reads the enterprise listings' parameters and the
-// caller's scope. ok is false when the caller has no domain (or the
-// query is outside them): the listing is then empty.
-func (s *Server) darkwebListing(r *http.Request) (q darkwebstore.ListQuery, page int, query string, ok bool, err error) {
+// caller's scope: every domain its organizations claim (records under a
+// domain not verified are listed with their secrets masked, as d
+// decides). ok is false when the caller has no domain (or the query is
+// outside them): the listing is then empty.
+func (s *Server) darkwebListing(r *http.Request) (q darkwebstore.ListQuery, d darkweb.Disclosure, page int, query string, ok bool, err error) {
 	qs := r.URL.Query()
 	query = strings.TrimSpace(qs.Get("query"))
 	if query == "" {
@@ -260,10 +222,10 @@ func (s *Server) darkwebListing(r *http.Request) (q darkwebstore.ListQuery, page
 	acct := principalOf(r).Account
 	size = min(size, max(acct.MaxResultsPerRequest, 1))
 	q.Limit, q.Offset = size, (page-1)*size
-	doms, err := s.accountDomains(r.Context(), acct.ID)
-	if err != nil {
+	if d, err = s.disclosure(r.Context(), acct.ID); err != nil {
 		return
 	}
+	doms := d.Claimed()
 	q.Domains = doms
 	if query != "" {
 		host := strings.ToLower(query)
@@ -278,11 +240,11 @@ func (s *Server) darkwebListing(r *http.Request) (q darkwebstore.ListQuery, page
 		} else {
 			q.Domains = []string{host}
 		}
-		if !under(host, doms) {
-			return q, page, query, false, nil
+		if !darkweb.Under(host, doms) {
+			return q, d, page, query, false, nil
 		}
 	}
-	return q, page, query, len(doms) > 0, nil
+	return q, d, page, query, len(doms) > 0, nil
 }
 
 // handleCompromisedCredentials answers GET
@@ -292,7 +254,7 @@ func (s *Server) handleCompromisedCredentials(w http.ResponseWriter, r *http.Req
 	if s.darkweb == nil {
 		return errDarkwebOff
 	}
-	q, page, query, ok, err := s.darkwebListing(r)
+	q, d, page, query, ok, err := s.darkwebListing(r)
 	if err != nil {
 		return err
 	}
@@ -307,21 +269,20 @@ func (s *Server) handleCompromisedCredentials(w http.ResponseWriter, r *http.Req
 		if query != "" || q.From > 0 || q.To > 0 {
 			// Narrowed (to an email, a domain or dates): total_results
 			// is the caller's whole listing, counted apart.
-			doms, _ := s.accountDomains(r.Context(), principalOf(r).Account.ID)
-			if _, all, err = s.darkweb.Credentials(r.Context(), darkwebstore.ListQuery{Domains: doms, Limit: 1}); err != nil {
+			if _, all, err = s.darkweb.Credentials(r.Context(), darkwebstore.ListQuery{Domains: d.Claimed(), Limit: 1}); err != nil {
 				return err
 			}
 		}
 	}
 	// The keys in the order encoding/json gave the map before (sorted).
-	// Records under the caller's own domains: secrets in clear.
+	// Secrets in clear only under the caller's verified domains.
 	body := make([]byte, 0, 128+len(query)+len(found)*darkwebRecordBytes)
 	body = append(body, `{"page":`...)
 	body = strconv.AppendInt(body, int64(page), 10)
 	body = append(body, `,"query":`...)
 	body = appendJSONString(body, query)
 	body = append(body, `,"results":`...)
-	body = appendDarkwebRecords(body, found, &disclosure{all: true}, nil)
+	body = appendDarkwebRecords(body, found, &d, nil)
 	body = append(body, `,"total_query_results":`...)
 	body = strconv.AppendInt(body, int64(total), 10)
 	body = append(body, `,"total_results":`...)
@@ -349,7 +310,7 @@ func (s *Server) handleDiscoveredEmails(w http.ResponseWriter, r *http.Request) 
 	if s.darkweb == nil {
 		return errDarkwebOff
 	}
-	q, page, query, ok, err := s.darkwebListing(r)
+	q, _, page, query, ok, err := s.darkwebListing(r)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 
 	"github.com/periscope-oss/periscope/internal/jsontext"
@@ -34,7 +35,7 @@ const darkwebParallelMin = 256
 // appendDarkwebRecords appends res as a JSON array of darkwebRecord
 // (secrets masked as d decides; vuln, when set, is the vulnerability
 // every record carries, already encoded), on every core for large pages.
-func appendDarkwebRecords(b []byte, res []darkwebstore.Result, d *disclosure, vuln []byte) []byte {
+func appendDarkwebRecords(b []byte, res []darkwebstore.Result, d *darkweb.Disclosure, vuln []byte) []byte {
 	b = append(b, '[')
 	parts := min(runtime.GOMAXPROCS(0), len(res)/(darkwebParallelMin/2))
 	if parts <= 1 {
@@ -80,9 +81,10 @@ func appendDarkwebRecords(b []byte, res []darkwebstore.Result, d *disclosure, vu
 }
 
 // appendDarkwebRecord appends one record in darkwebRecord's field order.
-func appendDarkwebRecord(b []byte, res *darkwebstore.Result, d *disclosure, vuln []byte) []byte {
+func appendDarkwebRecord(b []byte, res *darkwebstore.Result, d *darkweb.Disclosure, vuln []byte) []byte {
 	r := &res.Record
-	masked := !d.clear(r)
+	clear, reason := d.Decide(r)
+	masked := !clear
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, res.ID)
 	b = append(b, `,"email":`...)
@@ -144,6 +146,10 @@ func appendDarkwebRecord(b []byte, res *darkwebstore.Result, d *disclosure, vuln
 	b = appendJSONString(b, r.Source)
 	b = append(b, `,"masked":`...)
 	b = strconv.AppendBool(b, masked)
+	if reason != "" {
+		b = append(b, `,"masked_reason":`...)
+		b = appendJSONString(b, reason)
+	}
 	if vuln != nil {
 		b = append(b, `,"vulnerability":`...)
 		b = append(b, vuln...)
@@ -183,7 +189,7 @@ func appendDiscoveredEmail(b []byte, e *darkwebstore.EmailRow) []byte {
 	return append(b, '}')
 }
 
-// appendMasked appends breach.Mask(s) as a JSON string without building
+// appendMasked appends darkweb.Mask(s) as a JSON string without building
 // it: the first and last character, a star for each one between (all
 // stars for two characters or fewer).
 func appendMasked(b []byte, s string) []byte {
@@ -205,7 +211,7 @@ func appendMasked(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// maskRune returns the text breach.Mask keeps for a rune: a byte that is
+// maskRune returns the text darkweb.Mask keeps for a rune: a byte that is
 // not UTF-8 becomes U+FFFD, as a []rune conversion makes it.
 func maskRune(s string, r rune) string {
 	if r == utf8.RuneError && len(s) == 1 {

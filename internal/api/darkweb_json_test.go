@@ -16,7 +16,7 @@ import (
 // referenceRecord is the wire record as the handlers built it before the
 // hand-written encoder (a darkwebRecord for encoding/json), with the
 // disclosure rule as it was: the reference the encoder must match.
-func referenceRecord(res darkwebstore.Result, d disclosure) darkwebRecord {
+func referenceRecord(res darkwebstore.Result, d refPolicy) darkwebRecord {
 	r := res.Record
 	out := darkwebRecord{
 		ID: res.ID, Email: r.Email, Username: r.Username, Password: r.Password, HashedPassword: r.HashedPassword,
@@ -30,8 +30,8 @@ func referenceRecord(res darkwebstore.Result, d disclosure) darkwebRecord {
 	if out.HashedPassword == nil {
 		out.HashedPassword = []string{}
 	}
-	if !referenceClear(d, &r) {
-		out.Masked = true
+	if clear, reason := referenceClear(d, &r); !clear {
+		out.Masked, out.MaskedReason = true, reason
 		out.Password = darkweb.Mask(out.Password)
 		hs := make([]string, len(out.HashedPassword))
 		for i, h := range out.HashedPassword {
@@ -42,12 +42,31 @@ func referenceRecord(res darkwebstore.Result, d disclosure) darkwebRecord {
 	return out
 }
 
-// referenceClear is the disclosure rule as first written: secrets in
-// clear for every record under one of the domains by its email's domain,
-// its domain or its URL's host.
-func referenceClear(d disclosure, r *darkweb.Record) bool {
+// refPolicy is a disclosure policy spelt out: every record, or the
+// verified and the merely claimed domains.
+type refPolicy struct {
+	all                  bool
+	verified, unverified []string
+}
+
+func (p refPolicy) disclosure() darkweb.Disclosure {
+	var cs []darkweb.Claim
+	for _, d := range p.verified {
+		cs = append(cs, darkweb.Claim{Domain: d, Verified: true})
+	}
+	for _, d := range p.unverified {
+		cs = append(cs, darkweb.Claim{Domain: d})
+	}
+	return darkweb.NewDisclosure(p.all, cs)
+}
+
+// referenceClear is the disclosure rule written plainly: secrets in clear
+// for every record under one of the verified domains by its email's
+// domain, its domain or its URL's host; masked "domain_not_verified"
+// under a domain only claimed, "domain_not_claimed" otherwise.
+func referenceClear(d refPolicy, r *darkweb.Record) (bool, string) {
 	if d.all {
-		return true
+		return true, ""
 	}
 	var hosts []string
 	if _, h, ok := strings.Cut(r.Email, "@"); ok {
@@ -59,15 +78,24 @@ func referenceClear(d disclosure, r *darkweb.Record) bool {
 	if h := darkweb.URLHost(r.URL); h != "" {
 		hosts = append(hosts, h)
 	}
-	for _, h := range hosts {
-		h = strings.ToLower(h)
-		for _, dom := range d.domains {
-			if h == dom || strings.HasSuffix(h, "."+dom) {
-				return true
+	in := func(doms []string) bool {
+		for _, h := range hosts {
+			h = strings.ToLower(h)
+			for _, dom := range doms {
+				if h == dom || strings.HasSuffix(h, "."+dom) {
+					return true
+				}
 			}
 		}
+		return false
 	}
-	return false
+	switch {
+	case in(d.verified):
+		return true, ""
+	case in(d.unverified):
+		return false, "domain_not_verified"
+	}
+	return false, "domain_not_claimed"
 }
 
 // encodingJSON is how writeJSON encoded a body.
@@ -134,7 +162,9 @@ func TestDarkwebJSONMatchesEncodingJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []disclosure{{all: true}, {domains: []string{"example.com"}}, {domains: []string{"example.org", "other.example"}}, {}} {
+	for _, d := range []refPolicy{{all: true}, {verified: []string{"example.com"}}, {verified: []string{"example.org", "other.example"}},
+		{unverified: []string{"example.com"}}, {verified: []string{"sub.example.com"}, unverified: []string{"example.com", "example.org"}}, {}} {
+		pol := d.disclosure()
 		for _, res := range [][]darkwebstore.Result{nil, base[:1], base, big} {
 			for _, withVuln := range []bool{false, true} {
 				want := []darkwebRecord{}
@@ -150,7 +180,7 @@ func TestDarkwebJSONMatchesEncodingJSON(t *testing.T) {
 				if withVuln {
 					vj = vulnJSON
 				}
-				got := append(appendDarkwebRecords([]byte(`{"response":`), res, &d, vj), "}\n"...)
+				got := append(appendDarkwebRecords([]byte(`{"response":`), res, &pol, vj), "}\n"...)
 				if diff := cmp.Diff(string(encodingJSON(t, map[string]any{"response": want})), string(got)); diff != "" {
 					t.Fatalf("disclosure %+v, %d records, vulnerability %v: (-encoding/json +hand-written)\n%s", d, len(res), withVuln, diff)
 				}

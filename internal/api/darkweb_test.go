@@ -9,6 +9,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api/apitest"
 	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/scanstore"
 )
 
 // seedDarkweb stores synthetic records (reserved domains only).
@@ -31,17 +32,31 @@ func seedDarkweb(t *testing.T, e *apitest.Env) {
 	}
 }
 
-// oemWithDomain makes an OEM account whose organization claims domain ("" for none).
+// oemWithDomain makes an OEM account whose organization claims domain
+// ("" for none), verified as the operator would (org authorize-domain).
 func oemWithDomain(t *testing.T, e *apitest.Env, company, domain string) (periscope.Account, string) {
+	a, key, org := oemClaiming(t, e, company, domain)
+	if domain != "" {
+		if err := scanstore.New(e.Store).Authorize(context.Background(), org, periscope.AssetDomain, domain, scanstore.MethodOperator); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a, key
+}
+
+// oemClaiming makes an OEM account whose organization claims domain ("" for
+// none) without proving it, and returns the organization's id.
+func oemClaiming(t *testing.T, e *apitest.Env, company, domain string) (periscope.Account, string, string) {
 	a, key := e.Account(periscope.Account{Company: company, Enterprise: true, OEM: true, CreditsPerMonth: 100, OEMCreditsPerMonth: 100, MaxResultsPerRequest: 50})
+	org := ""
 	if domain != "" {
 		r := e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]string{"name": company + " org"})
-		org := r.Map(t)["id"].(string)
+		org = r.Map(t)["id"].(string)
 		if r := e.Do("POST", "/api/v1/enterprise/organizations/"+org+"/domains", key, map[string]string{"domain": domain}); r.Status != 201 {
 			t.Fatalf("claim %s: %d %s", domain, r.Status, r.Body)
 		}
 	}
-	return a, key
+	return a, key, org
 }
 
 func oemUsed(t *testing.T, e *apitest.Env, id string) int64 {
@@ -214,5 +229,94 @@ func TestDarkwebEnterpriseListings(t *testing.T) {
 		if emails.TotalQueryResults != 4 {
 			t.Fatalf("new record missing: %+v", emails)
 		}
+	})
+}
+
+// TestDarkwebUnverifiedClaimMasked is the attack of issue 29: an account
+// claims a domain it does not own (gmail.com, here example.com) without
+// verifying it. It must see only masked records, saying why, in the OEM
+// search (fresh and from the cache) and the enterprise listing; verifying
+// the domain (the operator's authorisation) shows them; removing and
+// adding the claim again masks them again.
+func TestDarkwebUnverifiedClaimMasked(t *testing.T) {
+	each(t, func(t *testing.T, e *apitest.Env) {
+		seedDarkweb(t, e)
+		_, key, org := oemClaiming(t, e, "Claimer", "example.com")
+		var got struct {
+			Response []map[string]any `json:"response"`
+		}
+		masked := func(where string, recs []map[string]any, want int) {
+			t.Helper()
+			if len(recs) != want {
+				t.Fatalf("%s: %d records, want %d", where, len(recs), want)
+			}
+			for _, rec := range recs {
+				if rec["masked"] != true || rec["masked_reason"] != "domain_not_verified" {
+					t.Fatalf("%s: not masked as domain_not_verified: %v", where, rec)
+				}
+				if p, _ := rec["password"].(string); strings.Contains(p, "Pass") {
+					t.Fatalf("%s: password in clear: %v", where, rec)
+				}
+				for _, h := range rec["hashed_password"].([]any) {
+					if strings.Contains(h.(string), "0f0f") {
+						t.Fatalf("%s: hash in clear: %v", where, rec)
+					}
+				}
+			}
+		}
+		for _, where := range []string{"search", "search from the cache"} {
+			r := e.Do("POST", "/api/v1/oem/darkweb/search", key, map[string]any{"query": "example.com", "type": "domain"})
+			if r.Status != 200 {
+				t.Fatalf("%s: %d %s", where, r.Status, r.Body)
+			}
+			r.JSON(t, &got)
+			masked(where, got.Response, 3)
+		}
+		e.Do("POST", "/api/v1/oem/darkweb/search", key, map[string]any{"query": "alice@example.com"}).JSON(t, &got)
+		masked("email search", got.Response, 1)
+		var creds struct {
+			TotalResults int              `json:"total_results"`
+			Results      []map[string]any `json:"results"`
+		}
+		e.Do("GET", "/api/v1/enterprise/darkweb/compromised-credentials?per_page=1000", key, nil).JSON(t, &creds)
+		masked("listing", creds.Results, 2)
+		e.Do("GET", "/api/v1/enterprise/darkweb/compromised-credentials?query=mail.example.com", key, nil).JSON(t, &creds)
+		masked("narrowed listing", creds.Results, 1)
+		// Records under no claimed domain say so.
+		e.Do("POST", "/api/v1/oem/darkweb/search", key, map[string]any{"query": "carol@example.org"}).JSON(t, &got)
+		if len(got.Response) != 1 || got.Response[0]["masked_reason"] != "domain_not_claimed" {
+			t.Fatalf("unclaimed: %v", got.Response)
+		}
+
+		// The operator authorises the domain: secrets in clear, no reason.
+		ss := scanstore.New(e.Store)
+		if err := ss.Authorize(context.Background(), org, periscope.AssetDomain, "example.com", scanstore.MethodOperator); err != nil {
+			t.Fatal(err)
+		}
+		got.Response = nil
+		e.Do("POST", "/api/v1/oem/darkweb/search", key, map[string]any{"query": "alice@example.com"}).JSON(t, &got)
+		if len(got.Response) != 1 || got.Response[0]["password"] != "AlicePass123" || got.Response[0]["masked"] != false {
+			t.Fatalf("verified: %v", got.Response)
+		}
+		if _, ok := got.Response[0]["masked_reason"]; ok {
+			t.Fatalf("masked_reason on a clear record: %v", got.Response[0])
+		}
+		creds.Results = nil
+		e.Do("GET", "/api/v1/enterprise/darkweb/compromised-credentials", key, nil).JSON(t, &creds)
+		for _, rec := range creds.Results {
+			if rec["masked"] != false {
+				t.Fatalf("verified listing: %v", rec)
+			}
+		}
+		// Removed and claimed again: the verification no longer counts.
+		e.Clock.Advance(time.Second)
+		for _, m := range []string{"DELETE", "POST"} {
+			if r := e.Do(m, "/api/v1/enterprise/organizations/"+org+"/domains", key, map[string]string{"domain": "example.com"}); r.Status/100 != 2 {
+				t.Fatalf("%s claim: %d %s", m, r.Status, r.Body)
+			}
+		}
+		creds.Results = nil
+		e.Do("GET", "/api/v1/enterprise/darkweb/compromised-credentials", key, nil).JSON(t, &creds)
+		masked("listing after a new claim", creds.Results, 2)
 	})
 }

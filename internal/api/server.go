@@ -98,6 +98,10 @@ type Deps struct {
 	// Darkweb is the breach store behind the dark-web routes; nil answers
 	// them 503.
 	Darkweb Darkweb
+	// Claims are the organizations' domain claims and which are verified,
+	// for the dark-web disclosure policy; nil shows no record's secrets
+	// but to accounts allowed all of them.
+	Claims DomainClaims
 	// AccessLog, when set, receives the access log (one JSON line a
 	// request, in the shape of Log's JSON lines; serve writes both through
 	// it); nil sends the access log through Log.
@@ -135,6 +139,7 @@ type Server struct {
 	alerts   AlertService
 	scans    ScanService
 	darkweb  Darkweb
+	claims   DomainClaims
 	enrich   IPEnricher
 	access   *accesslog.Writer
 	history  History
@@ -144,7 +149,7 @@ type Server struct {
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
-		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, enrich: d.Enrich, whoisRec: d.WhoisRecords, access: d.AccessLog,
+		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, claims: d.Claims, enrich: d.Enrich, whoisRec: d.WhoisRecords, access: d.AccessLog,
 		history: d.History}
 	if s.now == nil {
 		s.now = time.Now

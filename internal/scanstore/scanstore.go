@@ -207,6 +207,65 @@ func (st *Store) Assets(ctx context.Context, orgID string) ([]Asset, error) {
 	return out, rows.Err()
 }
 
+// DomainClaim is a domain of an account's organizations and whether its
+// ownership is proven (verified by DNS TXT or by an operator).
+type DomainClaim struct {
+	Domain   string
+	Verified bool
+}
+
+const selectDomainClaims = `SELECT a.value,
+		CASE WHEN z.authorized_at IS NOT NULL AND z.authorized_at >= a.created_at THEN 1 ELSE 0 END
+	FROM org_assets a LEFT JOIN asset_authorizations z
+		ON z.organization_id = a.organization_id AND z.kind = a.kind AND z.value = a.value
+	WHERE a.account_id = ? AND a.kind = ? ORDER BY a.value`
+
+// DomainClaims lists the domains of all the account's organizations with
+// whether each is verified, in one query.
+func (st *Store) DomainClaims(ctx context.Context, accountID string) ([]DomainClaim, error) {
+	rows, err := st.s.DB().QueryContext(ctx, st.s.Rebind(selectDomainClaims), accountID, periscope.AssetDomain)
+	if err != nil {
+		return nil, fmt.Errorf("list domain claims: %w", err)
+	}
+	defer rows.Close()
+	var out []DomainClaim
+	for rows.Next() {
+		var c DomainClaim
+		var ok int
+		if err := rows.Scan(&c.Domain, &ok); err != nil {
+			return nil, fmt.Errorf("list domain claims: %w", err)
+		}
+		c.Verified = ok == 1
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+const selectVerifiedDomains = `SELECT a.organization_id, a.account_id, a.value, a.created_at
+	FROM org_assets a JOIN asset_authorizations z
+		ON z.organization_id = a.organization_id AND z.kind = a.kind AND z.value = a.value
+	WHERE a.kind = ? AND z.authorized_at >= a.created_at ORDER BY a.value, a.organization_id`
+
+// VerifiedDomains lists every organization's verified domain assets.
+func (st *Store) VerifiedDomains(ctx context.Context) ([]periscope.Asset, error) {
+	rows, err := st.s.DB().QueryContext(ctx, st.s.Rebind(selectVerifiedDomains), periscope.AssetDomain)
+	if err != nil {
+		return nil, fmt.Errorf("list verified domains: %w", err)
+	}
+	defer rows.Close()
+	var out []periscope.Asset
+	for rows.Next() {
+		a := periscope.Asset{Kind: periscope.AssetDomain}
+		var created int64
+		if err := rows.Scan(&a.OrganizationID, &a.AccountID, &a.Value, &created); err != nil {
+			return nil, fmt.Errorf("list verified domains: %w", err)
+		}
+		a.CreatedAt = time.Unix(created, 0).UTC()
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
 const selectAuthorizedOrgs = `SELECT DISTINCT a.organization_id, a.account_id
 	FROM org_assets a JOIN asset_authorizations z
 		ON z.organization_id = a.organization_id AND z.kind = a.kind AND z.value = a.value

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
+	"github.com/periscope-oss/periscope/internal/scanstore"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -132,7 +133,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(s)},
 		Alerts:       &alerts.Service{Store: as, DB: s},
 		History:      &history.Service{Hosts: hs, Ledger: as},
-		Darkweb:      dw}
+		Darkweb:      dw, Claims: scanstore.New(s)}
 	for _, o := range opts {
 		if o.Config != nil {
 			cfg = *o.Config
