@@ -61,7 +61,7 @@ const credentialSamples = 5
 // prev is the standing alert of the same breach (nil when none): its
 // count of accounts and samples carry over, so a repeat grows them.
 // maskedReason, when set, is why the evidence is all the organization may
-// see of the records (breach.MaskedNotVerified: the domain is claimed,
+// see of the records (darkweb.MaskedNotVerified: the domain is claimed,
 // not verified); it goes in the evidence and the fingerprint.
 func CompromisedCredentials(a periscope.Asset, breach, breachDate, source string, emails []string, prev *alertstore.Alert, ts int64, maskedReason string) (alertstore.Alert, bool) {
 	if len(emails) == 0 {
