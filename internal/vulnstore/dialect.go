@@ -26,11 +26,10 @@ type dialect interface {
 	// vuln_exploits, vuln_advisories) matches the full-text query bound to
 	// its one ?.
 	textMatch(table, t string) string
-	// rankedSource is the FROM clause of a ranked full-text search of
-	// table as alias t, its arguments and the ORDER BY.
-	rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string)
-	// textCond is the WHERE condition rankedSource needs ("" for none).
-	textCond(table, t string, filtered bool) string
+	// windowMatch is the condition that row alias t of table matches the
+	// text query (its first argument), with any further arguments; when
+	// unfiltered, it may cut the matches to the newest rankWindow itself.
+	windowMatch(table, t string, unfiltered bool) (string, []any)
 	// syncsTextIndex says whether writers update the text index themselves.
 	syncsTextIndex() bool
 	// optimize refreshes what the planner knows after a bulk load.
@@ -82,51 +81,15 @@ func vulnKeyFrom(unix int64) int64 {
 	return min(max(unix, 0), 1<<32-1) << 31
 }
 
-// rankedSource ranks the FTS5 table first (bm25, title weighted 10:1) and,
-// when nothing else filters, cuts it to limit before the join, so a common
-// word never joins every match. For the vulnerabilities, when nothing else
-// filters, only the newest rankWindow matches are ranked, as on
-// PostgreSQL: vulns_search_fts's rowids are in date order, so FTS5 walks
-// the matches from the newest end and stops there (bm25 of every match of
-// a common word was most of the search's time).
-func (sqliteDialect) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
-	if table == "vulns" {
-		inner := "SELECT rowid & " + vulnKeyID + " AS rid, bm25(vulns_search_fts, " + bm25Weights(table) + ") AS score FROM vulns_search_fts WHERE vulns_search_fts MATCH ?"
-		args := []any{fq}
-		if !filtered {
-			inner = "SELECT w.rid, w.score FROM (" + inner + " ORDER BY rowid DESC LIMIT " + strconv.Itoa(rankWindow) + ") w ORDER BY w.score, w.rid DESC LIMIT ?"
-			args = append(args, limit)
-		}
-		return "(" + inner + ") f JOIN vulns " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
+// windowMatch: unfiltered, the newest rankWindow vulnerability matches
+// come straight from vulns_search_fts, whose rowids are in date order.
+func (d sqliteDialect) windowMatch(table, t string, unfiltered bool) (string, []any) {
+	if table == "vulns" && unfiltered {
+		return t + ".id IN (SELECT rowid & " + vulnKeyID + " FROM vulns_search_fts WHERE vulns_search_fts MATCH ? ORDER BY rowid DESC LIMIT " + strconv.Itoa(rankWindow) + ")", nil
 	}
-	inner := "SELECT rowid AS rid, bm25(" + table + "_fts, " + bm25Weights(table) + ") AS score FROM " + table + "_fts WHERE " + table + "_fts MATCH ?"
-	args := []any{fq}
-	if !filtered {
-		inner += " ORDER BY score LIMIT ?"
-		args = append(args, limit)
-	}
-	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
+	return d.textMatch(table, t), nil
 }
 
-func bm25Weights(table string) string {
-	if table == "vuln_exploits" {
-		return "1.0"
-	}
-	return "10.0, 1.0"
-}
-
-// rankedByID is rankedSource for a filter cond that reads nothing of the
-// row but its id (alias f, as f.id): the matches are filtered, ranked and
-// cut to limit on the FTS5 rowids, and table is read for the final page
-// alone (joining every match read each one's wide row, doc included).
-func (sqliteDialect) rankedByID(table, t, fq, cond string, cargs []any, limit int) (string, []any, string) {
-	inner := "SELECT f.id AS rid, f.score FROM (SELECT rowid AS id, bm25(" + table + "_fts, " + bm25Weights(table) + ") AS score FROM " +
-		table + "_fts WHERE " + table + "_fts MATCH ?) f WHERE " + cond + " ORDER BY f.score, f.id DESC LIMIT ?"
-	args := append(append([]any{fq}, cargs...), limit)
-	return "(" + inner + ") f JOIN " + table + " " + t + " ON " + t + ".id = f.rid", args, "f.score, " + t + ".id DESC"
-}
-
-func (sqliteDialect) textCond(string, string, bool) string { return "" }
 func (sqliteDialect) syncsTextIndex() bool                 { return true }
 func (sqliteDialect) optimize() string                     { return `PRAGMA optimize` }
 
@@ -140,41 +103,14 @@ func (pgDialect) textMatch(_, t string) string {
 	return t + ".tsv @@ to_tsquery('english', ?)"
 }
 
-// rankedSource lets the GIN index find the matches and ts_rank order them
-// (the newest rankWindow of them when nothing else filters).
-func (pgDialect) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
-	order := "ts_rank(" + t + ".tsv, fq) DESC, " + t + ".id DESC"
-	if filtered {
-		return table + " " + t + " CROSS JOIN to_tsquery('english', ?) fq", []any{fq}, order
+// windowMatch: unfiltered, the newest rankWindow vulnerability matches
+// are chosen on the narrow rows of vulns_search (migration 16): a common
+// word's matches in vulns are one heap page each.
+func (d pgDialect) windowMatch(table, t string, unfiltered bool) (string, []any) {
+	if table == "vulns" && unfiltered {
+		return t + ".id IN (SELECT id FROM vulns_search WHERE tsv @@ to_tsquery('english', ?) ORDER BY published DESC, id DESC LIMIT " + strconv.Itoa(rankWindow) + ")", nil
 	}
-	if table == "vulns" {
-		// The window is chosen and ranked on the narrow rows of
-		// vulns_search (migration 16): a common word's matches in vulns
-		// are one heap page each. vulns is read for the final page alone.
-		src := "(SELECT n.id, ts_rank(n.tsv, fq) AS score FROM (SELECT id, tsv FROM vulns_search WHERE tsv @@ to_tsquery('english', ?)" +
-			" ORDER BY published DESC, id DESC LIMIT " + strconv.Itoa(rankWindow) + ") n CROSS JOIN to_tsquery('english', ?) fq" +
-			" ORDER BY score DESC, n.id DESC LIMIT ?) r JOIN vulns " + t + " ON " + t + ".id = r.id"
-		return src, []any{fq, fq, limit}, "r.score DESC, " + t + ".id DESC"
-	}
-	// ts_rank reads every match's tsvector from the heap: a common
-	// word would rank tens of thousands of rows. Rank the newest
-	// rankWindow matches instead, which the date index yields.
-	date := "published"
-	if table == "vuln_exploits" {
-		date = "date_added"
-	}
-	src := "(SELECT * FROM " + table + " WHERE tsv @@ to_tsquery('english', ?) ORDER BY " + date + " DESC, id DESC LIMIT " +
-		strconv.Itoa(rankWindow) + ") " + t + " CROSS JOIN to_tsquery('english', ?) fq"
-	return src, []any{fq, fq}, order
-}
-
-// textCond: the narrow vulnerability window of rankedSource holds
-// matches only and has no fq in scope.
-func (pgDialect) textCond(table, t string, filtered bool) string {
-	if table == "vulns" && !filtered {
-		return ""
-	}
-	return t + ".tsv @@ fq"
+	return d.textMatch(table, t), nil
 }
 
 func (pgDialect) syncsTextIndex() bool { return false }

@@ -627,27 +627,6 @@ func errBadCPE(q string) error {
 	return periscope.Errorf(periscope.EInvalid, "query looks like a CPE but does not name a part, vendor and product (e.g. cpe:2.3:a:apache:log4j): %q.", periscope.Clip(q, 64))
 }
 
-// rankWindow is how many of the newest matches a text search ranks when
-// nothing else filters: the vulnerabilities on both engines, advisories
-// and exploits on PostgreSQL (SQLite ranks all their matches).
-const rankWindow = 500
-
-// rankedSource returns the FROM clause of a ranked full-text search of
-// table as alias t, its arguments and the ORDER BY. On SQLite the FTS5
-// table is ranked first (bm25, title weighted 10:1) and, when nothing else
-// filters, cut to limit before the join, so a common word never joins
-// every match (of the vulnerabilities, only the newest rankWindow); on
-// PostgreSQL the GIN index finds the matches and ts_rank orders them (the
-// newest rankWindow of them when nothing else filters).
-func (s *Store) rankedSource(table, t, fq string, filtered bool, limit int) (string, []any, string) {
-	return s.d.rankedSource(table, t, fq, filtered, limit)
-}
-
-// textCond is the WHERE condition of rankedSource on PostgreSQL.
-func (s *Store) textCond(table, t string, filtered bool) string {
-	return s.d.textCond(table, t, filtered)
-}
-
 func textQuery(s *Store, q string) (string, error) {
 	fq, ok := s.ftsQuery([]string{q})
 	if !ok {
@@ -689,11 +668,14 @@ func (s *Store) SearchVulns(ctx context.Context, q VulnSearch) ([]vuln.Vulnerabi
 		if err != nil {
 			return nil, err
 		}
-		filtered := f.Ecosystem != "" || f.Package != ""
-		from, fargs, order = s.rankedSource("vulns", "v", fq, filtered, q.Limit)
-		if c := s.textCond("vulns", "v", filtered); c != "" {
-			w.add(c)
+		var fw where
+		s.vulnFilters(&fw, f)
+		keys, err := s.rankedKeys(ctx, vulnRank, fq, q.Query, fw, q.Limit)
+		if err != nil || len(keys) == 0 {
+			return []vuln.Vulnerability{}, err
 		}
+		vs, err := s.scanVulns(ctx, `SELECT `+vulnCols+` FROM vulns v`+vulnJoins+` WHERE v.cve_id IN (`+store.Placeholders(len(keys))+`)`, anys(keys)...)
+		return orderByKeys(vs, keys, func(v vuln.Vulnerability) string { return v.CVEID }), err
 	}
 	s.vulnFilters(&w, f)
 	sq := `SELECT ` + vulnCols + ` FROM ` + from + vulnJoins + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
@@ -727,19 +709,14 @@ func (s *Store) SearchAdvisories(ctx context.Context, q VulnSearch) ([]vuln.Advi
 		if err != nil {
 			return nil, err
 		}
-		filtered := f.Ecosystem != "" || f.Package != ""
-		if sq, ok := s.d.(sqliteDialect); ok && filtered {
-			// The package filter reads the advisory id alone, which is
-			// the FTS5 rowid: rank before reading any wide row.
-			c, cargs := advisoryLink(f, "f")
-			from, fargs, order = sq.rankedByID("vuln_advisories", "a", fq, c, cargs, q.Limit)
-			sqlText := `SELECT a.doc FROM ` + from + ` ORDER BY ` + order
-			return s.scanAdvisories(ctx, sqlText, fargs...)
+		var fw where
+		s.advisoryFilters(&fw, f)
+		keys, err := s.rankedKeys(ctx, advisoryRank, fq, q.Query, fw, q.Limit)
+		if err != nil || len(keys) == 0 {
+			return []vuln.Advisory{}, err
 		}
-		from, fargs, order = s.rankedSource("vuln_advisories", "a", fq, filtered, q.Limit)
-		if c := s.textCond("vuln_advisories", "a", filtered); c != "" {
-			w.add(c)
-		}
+		as, err := s.scanAdvisories(ctx, `SELECT a.doc FROM vuln_advisories a WHERE a.adv_id IN (`+store.Placeholders(len(keys))+`)`, anys(keys)...)
+		return orderByKeys(as, keys, func(a vuln.Advisory) string { return a.ID }), err
 	}
 	s.advisoryFilters(&w, f)
 	sq := `SELECT a.doc FROM ` + from + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
@@ -777,11 +754,18 @@ func (s *Store) SearchExploits(ctx context.Context, q VulnSearch) ([]vuln.Exploi
 		if err != nil {
 			return nil, err
 		}
-		filtered := f.Ecosystem != "" || f.Package != ""
-		from, fargs, order = s.rankedSource("vuln_exploits", "x", fq, filtered, q.Limit)
-		if c := s.textCond("vuln_exploits", "x", filtered); c != "" {
-			w.add(c)
+		var fw where
+		s.exploitFilters(&fw, f)
+		keys, err := s.rankedKeys(ctx, exploitRank, fq, q.Query, fw, q.Limit)
+		if err != nil || len(keys) == 0 {
+			return []vuln.Exploit{}, err
 		}
+		edbs := make([]any, len(keys))
+		for i, k := range keys {
+			edbs[i], _ = strconv.Atoi(k)
+		}
+		xs, err := s.scanExploits(ctx, `SELECT x.doc FROM vuln_exploits x WHERE x.edb_id IN (`+store.Placeholders(len(keys))+`)`, edbs...)
+		return orderByKeys(xs, keys, func(x vuln.Exploit) string { return strconv.Itoa(x.EDBID) }), err
 	}
 	s.exploitFilters(&w, f)
 	sq := `SELECT x.doc FROM ` + from + ` WHERE ` + w.String() + ` ORDER BY ` + order + ` LIMIT ?`
