@@ -90,8 +90,8 @@ func (d sqliteDialect) windowMatch(table, t string, unfiltered bool) (string, []
 	return d.textMatch(table, t), nil
 }
 
-func (sqliteDialect) syncsTextIndex() bool                 { return true }
-func (sqliteDialect) optimize() string                     { return `PRAGMA optimize` }
+func (sqliteDialect) syncsTextIndex() bool { return true }
+func (sqliteDialect) optimize() string     { return `PRAGMA optimize` }
 
 type pgDialect struct{}
 

@@ -136,7 +136,6 @@ func queryOf(q string) string {
 	return "(" + q + ":*)"
 }
 
-
 // On PostgreSQL, OptimizeVulns puts vulns_search in date order after a
 // load that left it scattered (the search walks it newest first), and the
 // search answers the same.
