@@ -24,11 +24,12 @@ func Migrations() store.MigrationSet {
 // Store reads and writes the alerts tables through the core store.
 type Store struct {
 	db      *store.Store
+	dl      dialect
 	secrets *SecretsKey // seals webhook secrets; set by UnlockSecrets
 }
 
 // New returns the alerts storage on s.
-func New(s *store.Store) *Store { return &Store{db: s} }
+func New(s *store.Store) *Store { return &Store{db: s, dl: dialectOf(s.Dialect())} }
 
 // skipLocked is the clause that lets several instances lease different
 // rows at once (store.Dialect.SkipLocked).

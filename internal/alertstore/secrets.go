@@ -133,18 +133,16 @@ func (s *Store) UnlockSecrets(ctx context.Context, k *SecretsKey) (sealed int, e
 		return 0, ErrWrongSecretsKey
 	}
 	s.secrets = k
-	sqlite := s.db.Engine() == "sqlite"
 	conn, err := s.db.DB().Conn(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer conn.Close()
-	if sqlite {
-		if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
-			return 0, err
-		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`)
+	restore, err := s.dl.overwriteDeleted(ctx, conn)
+	if err != nil {
+		return 0, err
 	}
+	defer restore()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -187,14 +185,7 @@ func (s *Store) UnlockSecrets(ctx context.Context, k *SecretsKey) (sealed int, e
 	if len(todo) == 0 {
 		return 0, nil
 	}
-	if sqlite {
-		if _, err := conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-			return len(todo), fmt.Errorf("checkpoint after sealing webhook secrets: %w", err)
-		}
-	} else if _, err := conn.ExecContext(ctx, `VACUUM webhook_endpoints`); err != nil {
-		return len(todo), fmt.Errorf("vacuum after sealing webhook secrets: %w", err)
-	}
-	return len(todo), nil
+	return len(todo), s.dl.purgeOld(ctx, conn, "webhook_endpoints", "sealing webhook secrets")
 }
 
 // sealEndpoint returns e's secrets sealed for storage.

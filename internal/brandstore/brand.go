@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/periscope-oss/periscope/internal/cert"
 	"github.com/periscope-oss/periscope/internal/host"
@@ -575,15 +574,8 @@ func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, erro
 	wargs := append([]any{q.AccountID, q.Kind}, store.NotClaimedByOtherArgs(q.AccountID)...)
 	if q.Q != "" {
 		sub := strings.ToLower(q.Q)
-		if s.st.Engine() == "sqlite" && !s.noGrams && utf8.RuneCountInString(sub) >= 3 {
-			// The trigram index (migration 14) yields the rows holding q's
-			// trigrams, and the query starts from them (CROSS JOIN fixes
-			// the order: SQLite would otherwise walk the account's listing
-			// index and probe the matches); the LIKE below still decides.
-			// PostgreSQL answers the LIKE itself from its pg_trgm indexes.
-			from = ` FROM (SELECT rowid AS gid FROM brand_findings_grams WHERE brand_findings_grams MATCH ?) g
-				CROSS JOIN brand_findings ON brand_findings.id = g.gid`
-			args = append(args, `"`+strings.ReplaceAll(sub, `"`, `""`)+`"`)
+		if f, fargs, ok := s.dl.substringFrom(sub); ok && !s.noGrams {
+			from, args = f, fargs // the LIKE below still decides
 		}
 		where += ` AND (domain LIKE ? ESCAPE '\' OR base_domain LIKE ? ESCAPE '\')`
 		p := "%" + store.LikeEscape(sub) + "%"

@@ -30,6 +30,7 @@ func Migrations() store.MigrationSet {
 // Store is the brand tables of a database. It is safe for concurrent use.
 type Store struct {
 	st *store.Store
+	dl dialect
 	// noGrams filters substrings without the SQLite trigram index (the
 	// benchmark's "before").
 	noGrams bool
@@ -39,7 +40,7 @@ type Store struct {
 }
 
 // New returns the brand tables of s (migrated with Migrations).
-func New(s *store.Store) *Store { return &Store{st: s} }
+func New(s *store.Store) *Store { return &Store{st: s, dl: dialectOf(s.Dialect())} }
 
 func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return s.st.Exec(ctx, q, args...)

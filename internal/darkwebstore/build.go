@@ -39,167 +39,190 @@ import (
 //
 // It returns the number of duplicates removed.
 func (d *Store) build(ctx context.Context, b *buildTx, mem *memIndex) (int, error) {
-	tx := b.tx // until the index rows, which may step
-	pg := d.s.Engine() != "sqlite"
-	if pg {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lockDarkweb); err != nil {
-			return 0, fmt.Errorf("dark-web writer lock: %w", err)
-		}
-		// The build sorts every staged key (12 a record): with the default
-		// 4 MB of work memory each sort spills to disk in small runs.
-		if _, err := tx.ExecContext(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
-			return 0, fmt.Errorf("index build work memory: %w", err)
-		}
-	}
-	// from and v: the staged keys as rows, one per key.
-	from, v := `darkweb_stage s, json_each(s.keys) j`, `j.value`
-	ignore := func(rest, conflict string) string { return `INSERT OR IGNORE INTO ` + rest }
-	if pg {
-		from, v = `darkweb_stage s, LATERAL json_array_elements_text(s.keys::json) j(v)`, `(j.v)::bigint`
-		ignore = func(rest, conflict string) string {
-			return `INSERT INTO ` + rest + ` ON CONFLICT (` + conflict + `) DO NOTHING`
-		}
+	if err := d.dl.beginBuild(ctx, b.tx); err != nil {
+		return 0, err
 	}
 	var staged int64
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage`).Scan(&staged); err != nil {
+	if err := b.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_stage`).Scan(&staged); err != nil {
 		return 0, fmt.Errorf("count staged records: %w", err)
 	}
 	if staged == 0 {
 		return 0, nil
 	}
-	exec := func(what, q string) (int64, error) {
-		r, err := b.tx.ExecContext(ctx, q)
-		if err != nil {
-			return 0, fmt.Errorf("index build (%s): %w", what, err)
-		}
-		return r.RowsAffected()
-	}
-	var fresh int64
-	var err error
-	if pg {
-		fresh, err = exec("identities", ignore(`darkweb_ids (id, seq) SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq ORDER BY r.id, r.seq`, "id"))
-	} else {
-		if mem.holds() {
-			// Whether every record mem holds is still staged (another
-			// build may have indexed some from their blobs).
-			var mine int64
-			if mine, err = stagedIn(ctx, tx, mem.ranges); err != nil {
-				return 0, err
-			}
-			if mine != mem.records {
-				mem = nil
-			}
-		}
-		fresh, err = d.insertIDs(ctx, tx, mem, staged)
-	}
+	fresh, mem, err := d.enterIDs(ctx, b.tx, mem, staged)
 	if err != nil {
 		return 0, err
 	}
 	dups := 0
 	var skip seqSet // this loader's records found already stored
 	if fresh < staged {
-		if !pg && mem.holds() {
-			if skip, err = dupSeqs(ctx, tx, mem); err != nil {
-				return 0, err
-			}
-		}
-		n, err := exec("duplicates", `DELETE FROM darkweb_records WHERE seq IN (SELECT s.seq FROM darkweb_stage s
-			JOIN darkweb_records r ON r.seq = s.seq JOIN darkweb_ids i ON i.id = r.id WHERE i.seq <> s.seq)`)
-		if err != nil {
-			return 0, err
-		}
-		dups = int(n)
-		if _, err := exec("duplicates", `DELETE FROM darkweb_stage WHERE NOT EXISTS (SELECT 1 FROM darkweb_records r WHERE r.seq = darkweb_stage.seq)`); err != nil {
+		if dups, skip, err = d.dropDuplicates(ctx, b.tx, mem); err != nil {
 			return 0, err
 		}
 	}
-	lo17, lo18 := codeLo(codeCredDomain), codeLo(codeDomainEmail)
-	in := func(lo int64) string { return fmt.Sprintf(`%s >= %d AND %s < %d`, v, lo, v, lo+1<<56) }
-	lfrom := strings.Replace(from, "s.keys", "s.lkeys", 1)
-	upsert := ` ON CONFLICT (k) DO UPDATE SET n = darkweb_counts.n + excluded.n`
-	stepRows := 0
-	if !pg {
-		// The counts are taken from the sorted index rows as they are
-		// inserted (two GROUP BYs through SQLite's sorter over json_each
-		// were a third of a 10-million-record build); only the emails
-		// already stored are looked up first, before the index rows.
-		known, err := storedEmails(ctx, tx)
-		if err != nil {
+	if !d.dl.sortsInGo() {
+		if err := d.indexStaged(ctx, b.tx); err != nil {
 			return 0, err
 		}
-		readStage, err := d.stageSources(ctx, tx, mem, &skip, staged-int64(dups))
-		if err != nil {
-			return 0, err
-		}
-		if !readStage && b.conn != nil {
-			stepRows = cmp.Or(d.stepRows, buildStepRows)
-		}
-		counts, err := d.insertSorted(ctx, b, cmp.Or(d.runRows, buildRunRows), known, mem, &skip, readStage, stepRows)
-		if err != nil {
-			return 0, err
-		}
-		if stepRows > 0 {
-			// Between the steps another build may have indexed (and
-			// counted) these records from their blobs: then they are no
-			// longer staged, and there is nothing left to do.
-			mine, err := stagedIn(ctx, b.tx, mem.ranges)
-			if err != nil {
-				return 0, err
-			}
-			if mine != staged-int64(dups) {
-				return dups, nil
-			}
-		}
-		if len(counts) > 0 {
-			st, err := b.tx.PrepareContext(ctx, `INSERT INTO darkweb_counts (k, n) VALUES (?, ?)`+upsert)
-			if err != nil {
-				return 0, fmt.Errorf("index build (counts): %w", err)
-			}
-			defer st.Close()
-			for _, c := range counts {
-				if _, err := st.ExecContext(ctx, c.k, c.n); err != nil {
-					return 0, fmt.Errorf("index build (counts): %w", err)
-				}
-			}
-		}
-	} else {
-		if _, err := exec("credential counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
-		SELECT %s, COUNT(*) FROM %s WHERE %s GROUP BY %s`, v, lfrom, in(lo17), v)+upsert); err != nil {
-			return 0, err
-		}
-		// Before the index rows: an email is new when its search key is
-		// not stored yet.
-		if _, err := exec("email counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
-		SELECT %s, COUNT(DISTINCT s.email) FROM %s WHERE %s
-		AND NOT EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email) GROUP BY %s`, v, lfrom, in(lo18), v)+upsert); err != nil {
-			return 0, err
-		}
-		if _, err := exec("index rows", ignore(fmt.Sprintf(`darkweb_index (k, d, rec, x)
-		SELECT %s, s.d, s.seq, CASE WHEN %s THEN s.email END FROM %s ORDER BY 1, 2, 3`, v, in(lo18), from), "k, d, rec")); err != nil {
-			return 0, err
-		}
+	} else if stepped, err := d.indexStagedSorted(ctx, b, mem, &skip, staged-int64(dups)); err != nil || stepped {
+		return dups, err // a stepped build removed its own staged rows
 	}
-	if stepRows > 0 {
-		// Only this build's records: others staged while it stepped
-		// wait for their own.
-		for _, r := range mem.ranges {
-			if _, err := b.tx.ExecContext(ctx, `DELETE FROM darkweb_stage WHERE seq BETWEEN ? AND ?`, r.lo, r.hi); err != nil {
-				return 0, fmt.Errorf("index build (stage): %w", err)
-			}
-		}
-		return dups, nil
-	}
-	empty := `DELETE FROM darkweb_stage`
-	if pg {
-		// Emptied at once, not row by row: a DELETE leaves every staged
-		// row dead (10 million after a 10-million-record load) for the
-		// vacuum after the build to read and free.
-		empty = `TRUNCATE darkweb_stage`
-	}
-	if _, err := exec("stage", empty); err != nil {
-		return 0, err
+	if _, err := b.tx.ExecContext(ctx, d.dl.emptyStage()); err != nil {
+		return 0, fmt.Errorf("index build (stage): %w", err)
 	}
 	return dups, nil
+}
+
+// buildExec runs one statement of a build step (what names it in errors)
+// and returns the rows it changed.
+func buildExec(ctx context.Context, tx *sql.Tx, what, q string) (int64, error) {
+	r, err := tx.ExecContext(ctx, q)
+	if err != nil {
+		return 0, fmt.Errorf("index build (%s): %w", what, err)
+	}
+	return r.RowsAffected()
+}
+
+// enterIDs is the build's first step: the staged records whose id is new
+// enter darkweb_ids; it returns their number and mem, or nil when mem no
+// longer describes what is staged.
+func (d *Store) enterIDs(ctx context.Context, tx *sql.Tx, mem *memIndex, staged int64) (int64, *memIndex, error) {
+	if !d.dl.sortsInGo() {
+		fresh, err := buildExec(ctx, tx, "identities", d.s.Dialect().InsertIgnoring(
+			`darkweb_ids (id, seq) SELECT r.id, r.seq FROM darkweb_stage s JOIN darkweb_records r ON r.seq = s.seq ORDER BY r.id, r.seq`, "id"))
+		return fresh, mem, err
+	}
+	if mem.holds() {
+		// Whether every record mem holds is still staged (another
+		// build may have indexed some from their blobs).
+		mine, err := stagedIn(ctx, tx, mem.ranges)
+		if err != nil {
+			return 0, nil, err
+		}
+		if mine != mem.records {
+			mem = nil
+		}
+	}
+	fresh, err := d.insertIDs(ctx, tx, mem, staged)
+	return fresh, mem, err
+}
+
+// dropDuplicates deletes the staged records whose id was stored before,
+// with their staged rows, and returns their number and, when the build
+// sorts mem's rows, the seqs of mem's records among them.
+func (d *Store) dropDuplicates(ctx context.Context, tx *sql.Tx, mem *memIndex) (int, seqSet, error) {
+	var skip seqSet
+	if d.dl.sortsInGo() && mem.holds() {
+		var err error
+		if skip, err = dupSeqs(ctx, tx, mem); err != nil {
+			return 0, skip, err
+		}
+	}
+	n, err := buildExec(ctx, tx, "duplicates", `DELETE FROM darkweb_records WHERE seq IN (SELECT s.seq FROM darkweb_stage s
+		JOIN darkweb_records r ON r.seq = s.seq JOIN darkweb_ids i ON i.id = r.id WHERE i.seq <> s.seq)`)
+	if err != nil {
+		return 0, skip, err
+	}
+	if _, err := buildExec(ctx, tx, "duplicates", `DELETE FROM darkweb_stage WHERE NOT EXISTS (SELECT 1 FROM darkweb_records r WHERE r.seq = darkweb_stage.seq)`); err != nil {
+		return 0, skip, err
+	}
+	return int(n), skip, nil
+}
+
+// countsUpsert adds to a listing count.
+const countsUpsert = ` ON CONFLICT (k) DO UPDATE SET n = darkweb_counts.n + excluded.n`
+
+// indexStaged is the build's steps 2 and 3 in set-based statements: the
+// listing counts, then the index rows of every staged key.
+func (d *Store) indexStaged(ctx context.Context, tx *sql.Tx) error {
+	from, v := d.dl.stagedKeys()
+	in := func(lo int64) string { return fmt.Sprintf(`%s >= %d AND %s < %d`, v, lo, v, lo+1<<56) }
+	lfrom := strings.Replace(from, "s.keys", "s.lkeys", 1)
+	lo17, lo18 := codeLo(codeCredDomain), codeLo(codeDomainEmail)
+	if _, err := buildExec(ctx, tx, "credential counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
+		SELECT %s, COUNT(*) FROM %s WHERE %s GROUP BY %s`, v, lfrom, in(lo17), v)+countsUpsert); err != nil {
+		return err
+	}
+	// Before the index rows: an email is new when its search key is not
+	// stored yet.
+	if _, err := buildExec(ctx, tx, "email counts", fmt.Sprintf(`INSERT INTO darkweb_counts (k, n)
+		SELECT %s, COUNT(DISTINCT s.email) FROM %s WHERE %s
+		AND NOT EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email) GROUP BY %s`, v, lfrom, in(lo18), v)+countsUpsert); err != nil {
+		return err
+	}
+	_, err := buildExec(ctx, tx, "index rows", d.s.Dialect().InsertIgnoring(fmt.Sprintf(`darkweb_index (k, d, rec, x)
+		SELECT %s, s.d, s.seq, CASE WHEN %s THEN s.email END FROM %s ORDER BY 1, 2, 3`, v, in(lo18), from), "k, d, rec"))
+	return err
+}
+
+// indexStagedSorted is the build's steps 2 and 3 with the index rows
+// sorted in Go (insertSorted), the listing counts tallied from them as
+// they are inserted (two GROUP BYs through SQLite's sorter over json_each
+// were a third of a 10-million-record build); only the emails already
+// stored are looked up first, before the index rows. mine is the number
+// of staged records left after the duplicates. When the build stepped,
+// it deletes its own records' staged rows and reports true.
+func (d *Store) indexStagedSorted(ctx context.Context, b *buildTx, mem *memIndex, skip *seqSet, mine int64) (stepped bool, err error) {
+	known, err := storedEmails(ctx, b.tx)
+	if err != nil {
+		return false, err
+	}
+	readStage, err := d.stageSources(ctx, b.tx, mem, skip, mine)
+	if err != nil {
+		return false, err
+	}
+	stepRows := 0
+	if !readStage && b.conn != nil {
+		stepRows = cmp.Or(d.stepRows, buildStepRows)
+	}
+	counts, err := d.insertSorted(ctx, b, cmp.Or(d.runRows, buildRunRows), known, mem, skip, readStage, stepRows)
+	if err != nil {
+		return false, err
+	}
+	if stepRows > 0 {
+		// Between the steps another build may have indexed (and counted)
+		// these records from their blobs: then they are no longer
+		// staged, and there is nothing left to do.
+		left, err := stagedIn(ctx, b.tx, mem.ranges)
+		if err != nil {
+			return false, err
+		}
+		if left != mine {
+			return true, nil
+		}
+	}
+	if err := addCounts(ctx, b.tx, counts); err != nil {
+		return false, err
+	}
+	if stepRows == 0 {
+		return false, nil
+	}
+	// Only this build's records: others staged while it stepped wait for
+	// their own.
+	for _, r := range mem.ranges {
+		if _, err := b.tx.ExecContext(ctx, `DELETE FROM darkweb_stage WHERE seq BETWEEN ? AND ?`, r.lo, r.hi); err != nil {
+			return false, fmt.Errorf("index build (stage): %w", err)
+		}
+	}
+	return true, nil
+}
+
+// addCounts adds the tallied listing counts.
+func addCounts(ctx context.Context, tx *sql.Tx, counts []listCount) error {
+	if len(counts) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO darkweb_counts (k, n) VALUES (?, ?)`+countsUpsert)
+	if err != nil {
+		return fmt.Errorf("index build (counts): %w", err)
+	}
+	defer st.Close()
+	for _, c := range counts {
+		if _, err := st.ExecContext(ctx, c.k, c.n); err != nil {
+			return fmt.Errorf("index build (counts): %w", err)
+		}
+	}
+	return nil
 }
 
 // storedEmails returns the keys of the staged emails already indexed

@@ -468,7 +468,7 @@ func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuer
 // chunk of emails per query, as many chunks at once as there are cores
 // (each a few hundred random reads of the index and the records).
 func (d *Store) emailRecords(ctx context.Context, xs []int64) (map[int64][]row, error) {
-	const chunkSize = 500 // emailChunk's parameters
+	const chunkSize = emailChunkKeys
 	n := (len(xs) + chunkSize - 1) / chunkSize
 	parts := make([]map[int64][]row, n)
 	err := inParallel(n, func(i int) error {
@@ -488,28 +488,13 @@ func (d *Store) emailRecords(ctx context.Context, xs []int64) (map[int64][]row, 
 	return byEmail, nil
 }
 
+// emailChunkKeys is how many emails one query of emailChunk reads.
+const emailChunkKeys = 500
+
 // emailChunk reads the records of one chunk of emails.
 func (d *Store) emailChunk(ctx context.Context, chunk []int64) (map[int64][]row, error) {
 	byEmail := map[int64][]row{}
-	// Always 500 parameters (the first key repeated), so one prepared
-	// statement serves every chunk.
-	args := make([]any, 500)
-	for i := range args {
-		args[i] = chunk[0]
-		if i < len(chunk) {
-			args[i] = chunk[i]
-		}
-	}
-	q := `SELECT i.k, ` + recordCols + `
-		FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (` + marks(len(args)) + `)`
-	if d.s.Engine() != "sqlite" {
-		// One array parameter: a prepared statement's generic plan
-		// for 500 scalar parameters hash-joined the whole records
-		// table (200 ms a page at a million records).
-		q = `SELECT i.k, ` + recordCols + `
-			FROM unnest(?::bigint[]) u(k) JOIN darkweb_index i ON i.k = u.k JOIN darkweb_records r ON r.seq = i.rec`
-		args = []any{chunk}
-	}
+	q, args := d.dl.keysIn(recordCols, chunk)
 	rs, err := d.query(ctx, q, args...)
 	if err != nil {
 		return nil, err

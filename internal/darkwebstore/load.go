@@ -80,7 +80,7 @@ func (d *Store) Loader(ctx context.Context) (*Loader, error) {
 		return nil, fmt.Errorf("dark-web loader: %w", err)
 	}
 	l := &Loader{d: d, conn: c, written: make(chan error, 1)}
-	if d.s.Engine() == "sqlite" {
+	if d.dl.sortsInGo() {
 		l.mem = &memIndex{runRows: cmp.Or(d.runRows, buildRunRows)}
 	}
 	return l, nil
@@ -206,10 +206,8 @@ func (l *Loader) write(ctx context.Context, batch []sealed) error {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	defer tx.Rollback()
-	if d.s.Engine() != "sqlite" {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lockDarkweb); err != nil {
-			return fmt.Errorf("dark-web writer lock: %w", err)
-		}
+	if err := d.dl.lockWriter(ctx, tx); err != nil {
+		return err
 	}
 	var base int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM darkweb_records`).Scan(&base); err != nil {

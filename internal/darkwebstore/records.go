@@ -86,28 +86,13 @@ func (d *Store) pageRows(ctx context.Context, limit int, head func(seqs []int64)
 // PostgreSQL one array (a generic plan for hundreds of scalar parameters
 // can scan the whole table).
 func (d *Store) recordsBySeq(ctx context.Context, seqs []int64) ([]row, []Result, error) {
-	q := `SELECT ` + recordCols + ` FROM darkweb_records r WHERE r.seq IN (` + marks(seqChunk) + `)`
-	if d.s.Engine() != "sqlite" {
-		q = `SELECT ` + recordCols + ` FROM darkweb_records r WHERE r.seq = ANY(?::bigint[])`
-	}
+	q := d.dl.seqsIn(recordCols)
 	n := (len(seqs) + seqChunk - 1) / seqChunk
 	parts := make([][]row, n)
 	results := make([][]Result, n)
 	err := inParallel(n, func(i int) error {
 		chunk := seqs[i*seqChunk : min((i+1)*seqChunk, len(seqs))]
-		var args []any
-		if d.s.Engine() != "sqlite" {
-			args = []any{chunk}
-		} else {
-			args = make([]any, seqChunk)
-			for j := range args {
-				args[j] = int64(-1) // no record: seq counts from 1
-				if j < len(chunk) {
-					args[j] = chunk[j]
-				}
-			}
-		}
-		rows, err := d.query(ctx, q, args...)
+		rows, err := d.query(ctx, q, d.dl.seqArgs(chunk)...)
 		if err != nil {
 			return err
 		}

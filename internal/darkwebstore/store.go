@@ -68,6 +68,7 @@ func moveToFile(ctx context.Context, s *store.Store) error {
 // was written with before records are added or read.
 type Store struct {
 	s    *store.Store
+	dl   dialect
 	keys *darkweb.Keyring
 	norm darkweb.Normalizer
 	// reload reads the key file again (SetKeyReload; nil: never).
@@ -190,7 +191,7 @@ func (d *Store) keepAnswer(key string, rows []row, now time.Time) {
 
 // New returns the dark-web store on s.
 func New(s *store.Store) *Store {
-	return &Store{s: s, cache: map[string]cacheEntry{}, dates: map[string]breachDateAt{}}
+	return &Store{s: s, dl: dialectOf(s.Dialect()), cache: map[string]cacheEntry{}, dates: map[string]breachDateAt{}}
 }
 
 // SetRegion sets the region assumed for phone numbers without a country

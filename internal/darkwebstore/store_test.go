@@ -544,7 +544,7 @@ func TestBreachDatesFromTheCatalogue(t *testing.T) {
 // sealed rows (not the 64 KiB chunks they were read into), and the cache
 // stays within cacheMaxBytes however many large answers are cached.
 func TestAnswerCacheBounded(t *testing.T) {
-	d := New(nil)
+	d := &Store{cache: map[string]cacheEntry{}} // no database: the cache alone
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	chunk := bytes.Repeat([]byte{7}, 700*1000)
 	page := make([]row, 1000)
@@ -578,7 +578,7 @@ func TestAnswerCacheBounded(t *testing.T) {
 // spelling again included), and dropped otherwise (a record that a key
 // another value shares brought in).
 func TestVerifiedKeepsOnlyTheValue(t *testing.T) {
-	d := New(nil)
+	d := &Store{} // no database: the check alone
 	v, err := d.norm.Normalize(darkweb.Address, "12 Example Street")
 	if err != nil {
 		t.Fatal(err)
