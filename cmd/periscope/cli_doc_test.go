@@ -99,3 +99,36 @@ func TestCLIDoc(t *testing.T) {
 	}
 	t.Errorf("docs/cli.md's flags differ from the flag definitions: run PERISCOPE_UPDATE_CLI_DOC=1 go test ./cmd/periscope -run TestCLIDoc and commit docs/cli.md\n--- in docs/cli.md\n%s\n--- generated\n%s", old, want)
 }
+
+// TestOperationsFlags checks that docs/operations.md's configuration table
+// has a row for every flag of serve (but deprecated aliases), and no row
+// for a flag serve lacks.
+func TestOperationsFlags(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(docRoot, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `--([a-z0-9-]+)`").FindAllStringSubmatch(string(text), -1) {
+		rows[m[1]] = true
+	}
+	// A flag and its help line; a deprecated alias needs no row.
+	flags, deprecated := map[string]bool{}, map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z0-9-]+).*\n(.*)$`).FindAllStringSubmatch(cliHelp(t, "serve"), -1) {
+		flags[m[1]] = true
+		deprecated[m[1]] = strings.Contains(strings.ToLower(m[2]), "deprecated")
+	}
+	if len(flags) < 20 {
+		t.Fatalf("%d serve flags read: the scan is broken", len(flags))
+	}
+	for f := range flags {
+		if !rows[f] && !deprecated[f] {
+			t.Errorf("serve flag --%s has no row in docs/operations.md's configuration table", f)
+		}
+	}
+	for f := range rows {
+		if !flags[f] {
+			t.Errorf("docs/operations.md documents --%s, which serve does not have", f)
+		}
+	}
+}
