@@ -148,6 +148,10 @@ func loadCapabilityDemos(ctx context.Context, svc *services, accounts demoAccoun
 	if err := loadDarkwebDemo(ctx, svc, accounts); err != nil {
 		return err
 	}
+	// <demo:tor>
+	if err := loadTorDemo(ctx, svc); err != nil {
+		return err
+	}
 	// <demo:alerts>
 	svc.workers = append(svc.workers, demoChanges(svc))
 	return nil

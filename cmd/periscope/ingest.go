@@ -32,6 +32,8 @@ func ingesters() map[string]ingester {
 	addWhoisIngesters(m)
 	// <ingest:darkweb>
 	addDarkwebIngesters(m)
+	// <ingest:tor>
+	addTorIngesters(m)
 	return m
 }
 

@@ -57,6 +57,7 @@ type services struct {
 	// ledger records host changes; the alert rules worker wakes on it.
 	ledger *wire.Ledger
 	alerts *alertsConfig // alert flags
+	tor    *torConfig    // Tor exit list flags
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
@@ -78,6 +79,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	darkwebCfg := registerDarkwebFlags(fs, e.getenv)
+	torCfg, err := registerTorFlags(fs, e.getenv)
+	if err != nil {
+		return err
+	}
 	alertsCfg, err := registerAlertFlags(fs, e.getenv)
 	if err != nil {
 		return err
@@ -112,7 +117,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		deps.AccessLog = logw // request lines are INFO: --log-level warn turns them off
 	}
 	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, monitorCfg: monitorCfg, darkweb: darkwebCfg,
-		ledger: wire.NewLedger(st), alerts: alertsCfg}
+		ledger: wire.NewLedger(st), alerts: alertsCfg, tor: torCfg}
 	defer func() {
 		for _, c := range svc.closers {
 			c()
@@ -222,6 +227,10 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 	}
 	// <setup:darkweb>
 	if err := setupDarkweb(ctx, svc); err != nil {
+		return err
+	}
+	// <setup:tor>
+	if err := setupTor(svc); err != nil {
 		return err
 	}
 	// <setup:alerts>

@@ -63,6 +63,9 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/nexus/passive-dns/lookup", charged, s.handlePassiveDNS)
 	s.handle("GET /api/v1/nexus/cloud-certs/dns-search", charged, s.handleCertDNSSearch)
 	s.handle("GET /api/v1/public/my-ip", public, s.handleMyIP)
+	s.handle("GET /api/v1/nexus/tor/check-ip", charged, s.handleTorCheckIP)
+	s.handle("GET /api/v1/nexus/whois/lookup", charged, s.handleNexusWhoisLookup)
+	s.handle("GET /api/v1/nexus/whois/search", charged, s.handleNexusWhoisSearch)
 	// <routes:brand>
 	s.handle("GET /api/v1/enterprise/darkweb/potential-phishing", enterprise, s.handlePhishingFindings)
 	s.handle("GET /api/v1/enterprise/darkweb/typosquatting", enterprise, s.handleTyposquattingFindings)

@@ -112,6 +112,9 @@ type Deps struct {
 	// History reads the change ledger back into past host states (the
 	// host history routes); nil answers them 503.
 	History History
+	// Tor is the stored Tor exit list (/nexus/tor/check-ip); nil answers
+	// it 503.
+	Tor TorExits
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -144,13 +147,14 @@ type Server struct {
 	access   *accesslog.Writer
 	history  History
 	mcp      *mcpServer
+	tor      TorExits
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
 		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, claims: d.Claims, enrich: d.Enrich, whoisRec: d.WhoisRecords, access: d.AccessLog,
-		history: d.History}
+		history: d.History, tor: d.Tor}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/vuln"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/whoislookup"
+	"github.com/periscope-oss/periscope/internal/whoisstore"
 )
 
 // The API's storage, one interface per handler group: the methods that
@@ -103,4 +104,6 @@ type IPEnricher interface {
 // never waits on a registry. whoislookup.Stored implements it.
 type WhoisRecords interface {
 	StoredWhois(ctx context.Context, name string) (*whoislookup.Data, error)
+	// Search searches the stored records (the Nexus WHOIS search).
+	Search(ctx context.Context, f whoisstore.Filter) ([]whoislookup.Data, int, error)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/scanstore"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/torstore"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
 )
@@ -27,5 +28,6 @@ func Sets() []store.MigrationSet {
 		alertstore.Migrations(),   // 0011
 		darkwebstore.Migrations(), // 0012
 		scanstore.Migrations(),    // 0013
+		torstore.Migrations(),     // 0031
 	}
 }

@@ -34,3 +34,17 @@ func (s Stored) StoredWhois(ctx context.Context, name string) (*Data, error) {
 	}
 	return &view(rec, true, false).WhoisData, nil
 }
+
+// Search returns the stored registered records matching f (see
+// whoisstore.Filter) as whois_data, and how many match.
+func (s Stored) Search(ctx context.Context, f whoisstore.Filter) ([]Data, int, error) {
+	recs, total, err := s.Store.Search(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Data, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, view(r, true, false).WhoisData)
+	}
+	return out, total, nil
+}

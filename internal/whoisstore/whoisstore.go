@@ -229,6 +229,9 @@ type Filter struct {
 	Country       string    // exact registrant country code
 	ExpiresBefore time.Time // expiry known and before this
 	Limit         int
+	// Any ORs the registrar, name server, status and expiry conditions
+	// (FullHunt Nexus's semantics); the others stay ANDed with them.
+	Any bool
 }
 
 // Search returns registered (not "not found") records matching f, ordered
@@ -275,10 +278,18 @@ func prefixEnd(p string) string { return p + "\U0010FFFF" }
 func (f Filter) where() (string, []any) {
 	conds := []string{"r.not_found = ?"}
 	args := []any{false}
+	var anyConds []string // ORed when f.Any
+	var anyArgs []any
+	either := func(cond string, a ...any) {
+		if f.Any {
+			anyConds, anyArgs = append(anyConds, "("+cond+")"), append(anyArgs, a...)
+			return
+		}
+		conds, args = append(conds, cond), append(args, a...)
+	}
 	if f.Registrar != "" {
 		p := strings.ToLower(f.Registrar)
-		conds = append(conds, "r.registrar_lc >= ? AND r.registrar_lc < ?")
-		args = append(args, p, prefixEnd(p))
+		either("r.registrar_lc >= ? AND r.registrar_lc < ?", p, prefixEnd(p))
 	}
 	if f.IANAID != "" {
 		conds = append(conds, "r.registrar_iana_id = ?")
@@ -302,16 +313,16 @@ func (f Filter) where() (string, []any) {
 		args = append(args, strings.ToUpper(f.Country))
 	}
 	if !f.ExpiresBefore.IsZero() {
-		conds = append(conds, "r.expires_at > 0 AND r.expires_at < ?")
-		args = append(args, f.ExpiresBefore.Unix())
+		either("r.expires_at > 0 AND r.expires_at < ?", f.ExpiresBefore.Unix())
 	}
 	if f.NameServer != "" {
-		conds = append(conds, "r.domain IN (SELECT t.domain FROM whois_terms t WHERE t.kind = 'ns' AND t.value = ?)")
-		args = append(args, strings.ToLower(strings.TrimSuffix(f.NameServer, ".")))
+		either("r.domain IN (SELECT t.domain FROM whois_terms t WHERE t.kind = 'ns' AND t.value = ?)", strings.ToLower(strings.TrimSuffix(f.NameServer, ".")))
 	}
 	if f.Status != "" {
-		conds = append(conds, "r.domain IN (SELECT t.domain FROM whois_terms t WHERE t.kind = 'status' AND t.value = ?)")
-		args = append(args, FoldStatus(f.Status))
+		either("r.domain IN (SELECT t.domain FROM whois_terms t WHERE t.kind = 'status' AND t.value = ?)", FoldStatus(f.Status))
+	}
+	if len(anyConds) > 0 {
+		conds, args = append(conds, "("+strings.Join(anyConds, " OR ")+")"), append(args, anyArgs...)
 	}
 	return strings.Join(conds, " AND "), args
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/history"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/store"
+	"github.com/periscope-oss/periscope/internal/torstore"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/whoislookup"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
@@ -31,5 +32,6 @@ func APIDeps(st *store.Store, log *slog.Logger) api.Deps {
 		Brand: brandwatch.New(st, hs, bs, brandwatch.Options{}), Log: log,
 		Alerts:       &alerts.Service{Store: as, DB: st},
 		History:      &history.Service{Hosts: hs, Ledger: as},
+		Tor:          torstore.New(st),
 		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(st)}}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
+	"github.com/periscope-oss/periscope/internal/torstore"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/whoislookup"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
@@ -133,6 +134,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(s)},
 		Alerts:       &alerts.Service{Store: as, DB: s},
 		History:      &history.Service{Hosts: hs, Ledger: as},
+		Tor:          torstore.New(s),
 		Darkweb:      dw, Claims: scanstore.New(s)}
 	for _, o := range opts {
 		if o.Config != nil {
