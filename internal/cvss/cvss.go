@@ -1,8 +1,14 @@
 // Package cvss parses CVSS vector strings (versions 2.0, 3.0, 3.1 and 4.0)
-// and computes their scores as the FIRST specifications define them.
+// and scores them as the FIRST specifications define them: v2 and v3.x
+// through github.com/pandatix/go-cvss; v4.0 here (v4.go), because
+// go-cvss v0.6.4 rounds some v4.0 scores a tenth away from the FIRST
+// calculator's (its issue 292: about 500 of the 419,904 base and threat
+// vectors), and a score a user was answered must not move.
 //
 // Parse accepts a vector string, checks it against the metric definitions
-// of its version and returns a Vector; BaseScore computes the score. For
+// of its version (with errors that say which metric is wrong, the words
+// ingest rejects carry), writes it in canonical form and scores it;
+// BaseScore returns the score. For
 // CVSS v2 and v3.x that is the Base score (temporal and environmental
 // metrics are accepted but do not change it). For CVSS v4.0 there is only
 // one formula: the score takes every threat and environmental metric
@@ -16,6 +22,10 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	gocvss20 "github.com/pandatix/go-cvss/20"
+	gocvss30 "github.com/pandatix/go-cvss/30"
+	gocvss31 "github.com/pandatix/go-cvss/31"
 )
 
 // Version is a CVSS specification version.
@@ -91,6 +101,8 @@ type Vector struct {
 	// vals[i] is 1 + the index of metric i's value in spec.metrics[i].values,
 	// or 0 when the metric is absent from the vector.
 	vals [maxMetrics]uint8
+	// score is the vector's score (BaseScore), computed by Parse.
+	score float64
 }
 
 // Parse parses a CVSS vector string. Versions are recognised by prefix:
@@ -148,7 +160,55 @@ func Parse(vector string) (Vector, error) {
 			return Vector{}, fmt.Errorf("cvss: parse %q: %w %s", vector, ErrMissingMetric, d.name)
 		}
 	}
+	if sp.version == V40 {
+		v.score = v.v4Score()
+		return v, nil
+	}
+	score, err := scoreOf(sp.version, v.baseVector())
+	if err != nil {
+		return Vector{}, fmt.Errorf("cvss: parse %q: %w: %v", vector, ErrBadValue, err)
+	}
+	v.score = score
 	return v, nil
+}
+
+// baseVector is the vector scoreOf reads: the base metrics alone, in
+// canonical order (the Base score of v2 and v3.x depends on nothing else,
+// and go-cvss takes v2's temporal and environmental groups whole or not at
+// all).
+func (v Vector) baseVector() string {
+	base := v
+	for i, d := range v.spec.metrics {
+		if !d.mandatory {
+			base.vals[i] = 0
+		}
+	}
+	return base.String()
+}
+
+// scoreOf scores a v2 or v3.x base vector in canonical form with go-cvss.
+func scoreOf(version Version, canonical string) (float64, error) {
+	switch version {
+	case V2:
+		c, err := gocvss20.ParseVector(canonical)
+		if err != nil {
+			return 0, err
+		}
+		return c.BaseScore(), nil
+	case V30:
+		c, err := gocvss30.ParseVector(canonical)
+		if err != nil {
+			return 0, err
+		}
+		return c.BaseScore(), nil
+	case V31:
+		c, err := gocvss31.ParseVector(canonical)
+		if err != nil {
+			return 0, err
+		}
+		return c.BaseScore(), nil
+	}
+	return 0, fmt.Errorf("unknown version %v", version)
 }
 
 // set records one "name:value" pair.
@@ -195,15 +255,6 @@ func (v Vector) Metric(name string) (string, bool) {
 	return v.spec.metrics[i].values[v.vals[i]-1], true
 }
 
-// get returns the value of a metric known to the version, or "X" (not
-// defined) when it is absent.
-func (v Vector) get(name string) string {
-	if s, ok := v.Metric(name); ok {
-		return s
-	}
-	return "X"
-}
-
 // String returns the vector in canonical form: the version prefix (none
 // for v2) followed by the metrics present, in specification order.
 func (v Vector) String() string {
@@ -229,23 +280,10 @@ func (v Vector) String() string {
 	return b.String()
 }
 
-// BaseScore computes the vector's score, rounded as the specification of
+// BaseScore returns the vector's score, rounded as the specification of
 // its version requires (one decimal place). It returns 0 for the zero
 // Vector.
-func (v Vector) BaseScore() float64 {
-	if v.spec == nil {
-		return 0
-	}
-	switch v.spec.version {
-	case V2:
-		return v.v2BaseScore()
-	case V30, V31:
-		return v.v3BaseScore()
-	case V40:
-		return v.v4Score()
-	}
-	return 0
-}
+func (v Vector) BaseScore() float64 { return v.score }
 
 // Severity returns the qualitative rating of the vector's score using the
 // scale of its version: CVSS v2 has no "critical" and no "none" rating
@@ -281,21 +319,4 @@ func Severity(score float64) string {
 	default:
 		return "critical"
 	}
-}
-
-// round1 rounds half up to one decimal place. The small bias absorbs
-// binary floating-point error (4.35 stored as 4.3499999...), which the
-// specifications' reference calculators compute in decimal.
-func round1(x float64) float64 {
-	return math.Floor(x*10+0.5+1e-9) / 10
-}
-
-// weight returns the numeric weight of metric i: weights[k] belongs to the
-// metric's k-th value. Parse guarantees mandatory metrics are set.
-func (v Vector) weight(i int, weights ...float64) float64 {
-	k := int(v.vals[i]) - 1
-	if k < 0 || k >= len(weights) {
-		return 0
-	}
-	return weights[k]
 }

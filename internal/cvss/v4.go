@@ -5,45 +5,6 @@ import (
 	"strings"
 )
 
-var v4Spec = newSpec(V40, []metricDef{
-	// Base
-	{name: "AV", values: []string{"N", "A", "L", "P"}, mandatory: true},
-	{name: "AC", values: []string{"L", "H"}, mandatory: true},
-	{name: "AT", values: []string{"N", "P"}, mandatory: true},
-	{name: "PR", values: []string{"N", "L", "H"}, mandatory: true},
-	{name: "UI", values: []string{"N", "P", "A"}, mandatory: true},
-	{name: "VC", values: []string{"H", "L", "N"}, mandatory: true},
-	{name: "VI", values: []string{"H", "L", "N"}, mandatory: true},
-	{name: "VA", values: []string{"H", "L", "N"}, mandatory: true},
-	{name: "SC", values: []string{"H", "L", "N"}, mandatory: true},
-	{name: "SI", values: []string{"H", "L", "N"}, mandatory: true},
-	{name: "SA", values: []string{"H", "L", "N"}, mandatory: true},
-	// Threat
-	{name: "E", values: []string{"X", "A", "P", "U"}},
-	// Environmental
-	{name: "CR", values: []string{"X", "H", "M", "L"}},
-	{name: "IR", values: []string{"X", "H", "M", "L"}},
-	{name: "AR", values: []string{"X", "H", "M", "L"}},
-	{name: "MAV", values: []string{"X", "N", "A", "L", "P"}},
-	{name: "MAC", values: []string{"X", "L", "H"}},
-	{name: "MAT", values: []string{"X", "N", "P"}},
-	{name: "MPR", values: []string{"X", "N", "L", "H"}},
-	{name: "MUI", values: []string{"X", "N", "P", "A"}},
-	{name: "MVC", values: []string{"X", "H", "L", "N"}},
-	{name: "MVI", values: []string{"X", "H", "L", "N"}},
-	{name: "MVA", values: []string{"X", "H", "L", "N"}},
-	{name: "MSC", values: []string{"X", "H", "L", "N"}},
-	{name: "MSI", values: []string{"X", "S", "H", "L", "N"}},
-	{name: "MSA", values: []string{"X", "S", "H", "L", "N"}},
-	// Supplemental (no effect on the score)
-	{name: "S", values: []string{"X", "N", "P"}},
-	{name: "AU", values: []string{"X", "N", "Y"}},
-	{name: "R", values: []string{"X", "A", "U", "I"}},
-	{name: "V", values: []string{"X", "D", "C"}},
-	{name: "RE", values: []string{"X", "L", "M", "H"}},
-	{name: "U", values: []string{"X", "Clear", "Green", "Amber", "Red"}},
-})
-
 // effective returns the value the v4.0 equations use for a metric: the
 // modified (environmental) value when one is set, and the worst case for
 // E, CR, IR and AR when they are not defined (specification 8.2).
@@ -279,4 +240,20 @@ func v4Lookup(eq [6]int) float64 {
 		return s
 	}
 	return math.NaN()
+}
+
+// get returns the value of a metric known to the version, or "X" (not
+// defined) when it is absent.
+func (v Vector) get(name string) string {
+	if s, ok := v.Metric(name); ok {
+		return s
+	}
+	return "X"
+}
+
+// round1 rounds half up to one decimal place. The small bias absorbs
+// binary floating-point error (4.35 stored as 4.3499999...), which the
+// reference calculator's rounding fix (FIRST, 2024) corrects the same way.
+func round1(x float64) float64 {
+	return math.Floor(x*10+0.5+1e-9) / 10
 }
