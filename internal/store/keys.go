@@ -125,6 +125,10 @@ func (s *Store) RevokeKey(ctx context.Context, idOrPrefix string) (periscope.API
 	if err != nil {
 		return k, fmt.Errorf("revoke key: %w", err)
 	}
+	// The key's console sessions end with it.
+	if _, err := s.exec(ctx, deleteKeySessions, k.ID); err != nil {
+		return k, fmt.Errorf("end the key's console sessions: %w", err)
+	}
 	k.RevokedAt = &now
 	return k, nil
 }
@@ -137,7 +141,12 @@ func (s *Store) Authenticate(ctx context.Context, key string) (periscope.Princip
 	}
 	// The cache is keyed by the digest itself: the hex form the table
 	// stores is made only on a miss.
-	sum := sha256.Sum256([]byte(key))
+	return s.principal(ctx, sha256.Sum256([]byte(key)))
+}
+
+// principal returns the principal of the key whose SHA-256 is sum (the
+// API's keys and the console's sessions both end here, through one cache).
+func (s *Store) principal(ctx context.Context, sum [32]byte) (periscope.Principal, error) {
 	now := s.Now()
 	if cached, ok := s.auth.get(sum, now); ok {
 		return cached, nil
