@@ -166,6 +166,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), cli.RedactDSN(cfg.Database), st.Engine())
+	fmt.Fprintf(e.stdout, "web console on http://%s/ (sign in with an API key)\n", ln.Addr())
 
 	wctx, stopWorkers := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -233,6 +234,8 @@ func setupCapabilities(ctx context.Context, svc *services) error {
 	if err := setupTor(svc); err != nil {
 		return err
 	}
+	// <setup:console>
+	setupConsole(svc)
 	// <setup:alerts>
 	return setupAlerts(ctx, svc)
 }

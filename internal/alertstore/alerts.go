@@ -235,3 +235,17 @@ func (s *Store) Baseline(ctx context.Context, tx *store.Tx, orgID, asset string,
 	}
 	return started, nil
 }
+
+// Alert returns one of an account's alerts. Another account's alert is the
+// same not-found as an unknown id.
+func (s *Store) Alert(ctx context.Context, accountID, id string) (Alert, error) {
+	var a Alert
+	err := scanAlert(s.db.QueryRow(ctx, selectAccountAlert, id, accountID), &a)
+	if errors.Is(err, sql.ErrNoRows) {
+		return a, periscope.Errorf(periscope.ENotFound, "No alert with this id.")
+	}
+	if err != nil {
+		return a, fmt.Errorf("read alert: %w", err)
+	}
+	return a, nil
+}

@@ -46,6 +46,8 @@ type policy struct {
 	assetChange bool
 	// bearer: the key may also come as "Authorization: Bearer <key>".
 	bearer bool
+	// page: a web-console route (pages.go), authenticated by the console.
+	page bool
 }
 
 // The route policies of docs/api.md "Credits, entitlements and limits".
@@ -142,11 +144,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	// Header lookup is case-insensitive by canonicalisation (X-API-KEY,
 	// x-api-key); the name is written canonical so Get allocates nothing.
 	in := info(r.Context())
-	key := r.Header.Get("X-Api-Key")
-	if p.bearer {
-		key = mcpKey(r)
+	if !in.session {
+		key := r.Header.Get("X-Api-Key")
+		if p.bearer {
+			key = mcpKey(r)
+		}
+		in.principal, err = s.accounts.Authenticate(r.Context(), key)
 	}
-	in.principal, err = s.accounts.Authenticate(r.Context(), key)
 	if err != nil {
 		// Only failures count and only failures are refused: a valid key
 		// behind the same NAT as a key-guesser still gets through.

@@ -285,6 +285,8 @@ type requestInfo struct {
 	id        string
 	principal periscope.Principal // valid when authenticated
 	authed    bool
+	// session: a console page's call (Call); principal is its session's.
+	session   bool
 	route     string
 	keyPrefix string
 	accountID string

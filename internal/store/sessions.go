@@ -146,3 +146,17 @@ func randomHex() string {
 	}
 	return hex.EncodeToString(b[:])
 }
+
+// RevokeAccountKey revokes one of an account's keys by id (the console's
+// settings page); another account's key is the same not-found as an
+// unknown id. Revoking ends the key's sessions (RevokeKey).
+func (s *Store) RevokeAccountKey(ctx context.Context, accountID, id string) (periscope.APIKey, error) {
+	var n int
+	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM api_keys WHERE id = ? AND account_id = ?`, id, accountID).Scan(&n); err != nil {
+		return periscope.APIKey{}, fmt.Errorf("find key: %w", err)
+	}
+	if n == 0 {
+		return periscope.APIKey{}, periscope.Errorf(periscope.ENotFound, "No key with this id.")
+	}
+	return s.RevokeKey(ctx, id)
+}
