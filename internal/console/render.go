@@ -243,8 +243,9 @@ type section struct {
 	Notice string
 }
 
-// fetch reads a section: an error the user can act on becomes its notice;
-// a not-found or an internal error is the page's error.
+// fetch reads a section: a tier the account lacks, spent credits or a bad
+// filter become its notice; anything else (not found, rate limited,
+// unavailable, internal) is the page's error, with its status.
 func (v *visit) fetch(target string) (section, error) {
 	var data any
 	err := v.get(target, &data)
@@ -254,8 +255,7 @@ func (v *visit) fetch(target string) (section, error) {
 	if n := tierNotice(err); n != "" {
 		return section{Notice: n}, nil
 	}
-	if s := statusOf(err); s == http.StatusBadRequest || s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable ||
-		s == http.StatusUnprocessableEntity {
+	if s := statusOf(err); s == http.StatusBadRequest || s == http.StatusUnprocessableEntity {
 		return section{Notice: messageOf(err)}, nil
 	}
 	return section{}, err
