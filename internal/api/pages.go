@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/periscope-oss/periscope/internal/periscope"
+	"github.com/periscope-oss/periscope/internal/ratelimit"
 )
 
 // The web console (internal/console) is served by this server beside the
@@ -59,7 +60,7 @@ func (s *Server) Call(r *http.Request, p periscope.Principal, method, target str
 		s.writeError(buf, r, errUnavailable)
 		return Answer{Status: buf.statusCode(), Header: buf.header, Body: buf.body.Bytes()}
 	}
-	in := &requestInfo{id: outer.id, principal: p, authed: true, session: true}
+	in := &requestInfo{id: outer.id, principal: p, authed: true, session: true, page: outer}
 	req, err := http.NewRequestWithContext(context.WithValue(r.Context(), ctxInfo, in), method, target, bytes.NewReader(body))
 	if err != nil {
 		s.writeError(buf, r, periscope.Errorf(periscope.EInvalid, "The request could not be made."))
@@ -88,7 +89,7 @@ func (s *Server) Allow(r *http.Request, p periscope.Principal, enterprise bool) 
 	if p.Account.RateLimit > 0 {
 		limit = p.Account.RateLimit
 	}
-	if res := s.limiter.Allow(p.Key.ID+"|general", limit); !res.Allowed {
+	if res := s.take(outer, p.Key.ID+"|general", limit); !res.Allowed {
 		s.metrics.rateLimited.WithLabelValues("general").Inc()
 		return rateLimited(res.RetryAfter(s.now()), "Rate limit exceeded: %d requests per minute for this key.", limit)
 	}
@@ -115,4 +116,19 @@ func (s *Server) AuthFailed(r *http.Request) error {
 		return rateLimited(res.RetryAfter(s.now()), "Too many failed authentications from this address.")
 	}
 	return nil
+}
+
+// take applies the per-key limit: a request takes a token, except the
+// calls of a console page (page, the page's request) after its first (or
+// after Allow), so a page view is one request of the key's limit however
+// many routes it reads. (The answers of a page's calls are not sent to
+// the browser, so neither are their rate-limit headers.)
+func (s *Server) take(page *requestInfo, key string, limit int) ratelimit.Result {
+	if page != nil && page.counted {
+		return ratelimit.Result{Allowed: true, Limit: limit}
+	}
+	if page != nil {
+		page.counted = true
+	}
+	return s.limiter.Allow(key, limit)
 }

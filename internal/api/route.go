@@ -177,7 +177,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	if acct.RateLimit > 0 {
 		limit = acct.RateLimit
 	}
-	res := s.limiter.Allow(principal.Key.ID+"|"+p.family, limit)
+	// A console page counts as one request however many routes it calls
+	// (Call): its first call takes the token, the rest peek.
+	res := s.take(in.page, principal.Key.ID+"|"+p.family, limit)
 	if limit > 0 {
 		h := w.Header()
 		h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))

@@ -286,7 +286,12 @@ type requestInfo struct {
 	principal periscope.Principal // valid when authenticated
 	authed    bool
 	// session: a console page's call (Call); principal is its session's.
-	session   bool
+	session bool
+	// page is the console page request a call is made from (nil for an
+	// API request); counted is set on it once a call has taken the key's
+	// rate-limit token for the page.
+	page      *requestInfo
+	counted   bool
 	route     string
 	keyPrefix string
 	accountID string
