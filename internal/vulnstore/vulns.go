@@ -103,140 +103,100 @@ type storedVuln struct {
 // record again changes nothing. KEV and exploit flags already known for a
 // CVE are kept. On error nothing of the batch is stored.
 func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnStats, error) {
-	var st VulnStats
-	byID := make(map[string]int, len(vs))
-	batch := make([]vuln.Vulnerability, 0, len(vs))
-	for _, v := range vs {
-		if i, ok := byID[v.CVEID]; ok {
-			st.Unchanged++
-			if v.LastModified.After(batch[i].LastModified) {
-				batch[i] = v
-			}
-			continue
-		}
-		byID[v.CVEID] = len(batch)
-		batch = append(batch, v)
+	batch, folded := newestByKey(vs, func(v vuln.Vulnerability) string { return v.CVEID },
+		func(a, b vuln.Vulnerability) bool { return a.LastModified.After(b.LastModified) })
+	return runUpsert(ctx, s, upsert[vuln.Vulnerability, storedVuln]{
+		what: "vulnerabilities",
+		key:  func(v vuln.Vulnerability) string { return v.CVEID },
+		load: `SELECT cve_id, id, has_nvd, published, last_modified, doc FROM vulns WHERE cve_id IN (%s)`,
+		scan: func(rows *sql.Rows) (string, storedVuln, error) {
+			var id string
+			var sv storedVuln
+			var hasNVD int
+			err := rows.Scan(&id, &sv.id, &hasNVD, &sv.published, &sv.lastMod, &sv.doc)
+			sv.hasNVD = hasNVD == 1
+			return id, sv, err
+		},
+		encode:  encodeVuln,
+		text:    s.vulnTextSync,
+		prepare: prepareVulnWrite,
+	}, batch, folded)
+}
+
+// encodeVuln returns the stored document of v, nil when v is older than
+// the stored NVD record or the same.
+func encodeVuln(v vuln.Vulnerability, old storedVuln, ok bool) ([]byte, error) {
+	doc, err := json.Marshal(newNVDDoc(v))
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", v.CVEID, err)
 	}
-	slices.SortFunc(batch, func(a, b vuln.Vulnerability) int { return strings.Compare(a.CVEID, b.CVEID) })
-	folded := st.Unchanged
-	err := s.st.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockVulns); err != nil {
-			return err
-		}
-		st = VulnStats{Unchanged: folded}
-		existing := map[string]storedVuln{}
-		ids := make([]string, len(batch))
-		for i, v := range batch {
-			ids[i] = v.CVEID
-		}
-		err := store.QueryIn(ctx, tx, `SELECT cve_id, id, has_nvd, published, last_modified, doc FROM vulns WHERE cve_id IN (%s)`, ids,
-			func(rows *sql.Rows) error {
-				var id string
-				var sv storedVuln
-				var hasNVD int
-				if err := rows.Scan(&id, &sv.id, &hasNVD, &sv.published, &sv.lastMod, &sv.doc); err != nil {
-					return err
-				}
-				sv.hasNVD = hasNVD == 1
-				existing[id] = sv
-				return nil
-			})
-		if err != nil {
-			return fmt.Errorf("load vulnerabilities: %w", err)
-		}
-		ins, err := tx.Prepared(ctx, `INSERT INTO vulns (cve_id, has_nvd, published, last_modified, severity, title, description, doc, is_kev, is_exploit)
+	pub, mod := store.Unix(v.Published), store.Unix(v.LastModified)
+	if ok && old.hasNVD && (mod < old.lastMod || mod == old.lastMod && pub == old.published && bytes.Equal(doc, old.doc)) {
+		return nil, nil
+	}
+	return doc, nil
+}
+
+// SQL of prepareVulnWrite. The title falls back to the KEV catalogue's
+// name; the KEV and exploit flags already known for the CVE are kept.
+const (
+	sqlInsertVuln = `INSERT INTO vulns (cve_id, has_nvd, published, last_modified, severity, title, description, doc, is_kev, is_exploit)
 			VALUES (?, 1, ?, ?, ?, COALESCE(NULLIF(?, ''), (SELECT name FROM vuln_kev WHERE cve_id = ?), ''), ?, ?,
 				CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) THEN 1 ELSE 0 END,
 				CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END)
-			RETURNING id`)
-		if err != nil {
-			return err
-		}
-		upd, err := tx.Prepared(ctx, `UPDATE vulns SET has_nvd = 1, published = ?, last_modified = ?, severity = ?,
+			RETURNING id`
+	sqlUpdateVuln = `UPDATE vulns SET has_nvd = 1, published = ?, last_modified = ?, severity = ?,
 				title = COALESCE(NULLIF(?, ''), (SELECT name FROM vuln_kev WHERE cve_id = ?), ''), description = ?, doc = ?,
 				is_kev = CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) THEN 1 ELSE 0 END,
 				is_exploit = CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM vuln_kev WHERE cve_id = ?) OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END
-			WHERE id = ?`)
+			WHERE id = ?`
+	sqlDeleteVulnCPEs = `DELETE FROM vuln_cpes WHERE vuln_id = ?`
+	sqlInsertVulnCPE  = `INSERT INTO vuln_cpes (cpe_key, published, vuln_id) VALUES (?, ?, ?)`
+)
+
+// prepareVulnWrite returns the writer of one changed CVE in tx: its row,
+// then its CPE index rows.
+func prepareVulnWrite(ctx context.Context, tx *store.Tx) (func(v vuln.Vulnerability, doc []byte, old storedVuln, ok bool) error, error) {
+	var stmts [4]*sql.Stmt
+	for i, q := range []string{sqlInsertVuln, sqlUpdateVuln, sqlDeleteVulnCPEs, sqlInsertVulnCPE} {
+		st, err := tx.Prepared(ctx, q)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		delCPE, err := tx.Prepared(ctx, `DELETE FROM vuln_cpes WHERE vuln_id = ?`)
-		if err != nil {
-			return err
-		}
-		addCPE, err := tx.Prepared(ctx, `INSERT INTO vuln_cpes (cpe_key, published, vuln_id) VALUES (?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		type change struct {
-			v   vuln.Vulnerability
-			doc []byte
-		}
-		var changes []change
-		var updated, touched []any
-		for _, v := range batch {
-			doc, err := json.Marshal(newNVDDoc(v))
-			if err != nil {
-				return fmt.Errorf("encode %s: %w", v.CVEID, err)
-			}
-			pub, mod := store.Unix(v.Published), store.Unix(v.LastModified)
-			old, ok := existing[v.CVEID]
-			if ok && old.hasNVD && (mod < old.lastMod || mod == old.lastMod && pub == old.published && bytes.Equal(doc, old.doc)) {
-				st.Unchanged++
-				continue
-			}
-			if ok {
-				updated = append(updated, v.CVEID)
-			}
-			touched = append(touched, v.CVEID)
-			changes = append(changes, change{v, doc})
-		}
-		if err := s.vulnTextSync(ctx, tx, updated, true); err != nil {
-			return err
-		}
-		for _, c := range changes {
-			v, doc := c.v, c.doc
-			pub, mod := store.Unix(v.Published), store.Unix(v.LastModified)
-			kev := store.BoolInt(v.IsKEV)
-			old, ok := existing[v.CVEID]
-			var id int64
-			switch {
-			case ok:
-				id = old.id
-				if _, err := upd.ExecContext(ctx, pub, mod, v.Severity, v.Title, v.CVEID, v.Description, string(doc),
-					kev, v.CVEID, kev, v.CVEID, v.CVEID, id); err != nil {
-					return fmt.Errorf("update %s: %w", v.CVEID, err)
-				}
-				if _, err := delCPE.ExecContext(ctx, id); err != nil {
-					return fmt.Errorf("update %s: %w", v.CVEID, err)
-				}
-				st.Updated++
-			default:
-				if err := ins.QueryRowContext(ctx, v.CVEID, pub, mod, v.Severity, v.Title, v.CVEID, v.Description, string(doc),
-					kev, v.CVEID, kev, v.CVEID, v.CVEID).Scan(&id); err != nil {
-					return fmt.Errorf("insert %s: %w", v.CVEID, err)
-				}
-				st.Inserted++
-			}
-			keys := make([]string, 0, len(v.CPEIDs))
-			for _, c := range v.CPEIDs {
-				if k, ok := CPEKey(c); ok {
-					keys = append(keys, k)
-				}
-			}
-			slices.Sort(keys)
-			for _, k := range slices.Compact(keys) {
-				if _, err := addCPE.ExecContext(ctx, k, pub, id); err != nil {
-					return fmt.Errorf("index cpe of %s: %w", v.CVEID, err)
-				}
-			}
-		}
-		return s.vulnTextSync(ctx, tx, touched, false)
-	})
-	if err != nil {
-		return VulnStats{}, err
+		stmts[i] = st
 	}
-	return st, nil
+	ins, upd, delCPE, addCPE := stmts[0], stmts[1], stmts[2], stmts[3]
+	return func(v vuln.Vulnerability, doc []byte, old storedVuln, ok bool) error {
+		pub, mod := store.Unix(v.Published), store.Unix(v.LastModified)
+		kev := store.BoolInt(v.IsKEV)
+		var id int64
+		if ok {
+			id = old.id
+			if _, err := upd.ExecContext(ctx, pub, mod, v.Severity, v.Title, v.CVEID, v.Description, string(doc),
+				kev, v.CVEID, kev, v.CVEID, v.CVEID, id); err != nil {
+				return fmt.Errorf("update %s: %w", v.CVEID, err)
+			}
+			if _, err := delCPE.ExecContext(ctx, id); err != nil {
+				return fmt.Errorf("update %s: %w", v.CVEID, err)
+			}
+		} else if err := ins.QueryRowContext(ctx, v.CVEID, pub, mod, v.Severity, v.Title, v.CVEID, v.Description, string(doc),
+			kev, v.CVEID, kev, v.CVEID, v.CVEID).Scan(&id); err != nil {
+			return fmt.Errorf("insert %s: %w", v.CVEID, err)
+		}
+		keys := make([]string, 0, len(v.CPEIDs))
+		for _, c := range v.CPEIDs {
+			if k, ok := CPEKey(c); ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range slices.Compact(keys) {
+			if _, err := addCPE.ExecContext(ctx, k, pub, id); err != nil {
+				return fmt.Errorf("index cpe of %s: %w", v.CVEID, err)
+			}
+		}
+		return nil
+	}, nil
 }
 
 // UpsertKEV stores a batch of CISA KEV entries and flags their CVEs as
@@ -558,130 +518,100 @@ type advisoryDoc struct {
 // and affected packages. An advisory modified before the stored version
 // is ignored; the same advisory again changes nothing.
 func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnStats, error) {
-	var st VulnStats
-	byID := make(map[string]int, len(as))
-	batch := make([]vuln.Advisory, 0, len(as))
-	for _, a := range as {
-		if i, ok := byID[a.ID]; ok {
-			st.Unchanged++
-			if a.Modified.After(batch[i].Modified) {
-				batch[i] = a
-			}
-			continue
-		}
-		byID[a.ID] = len(batch)
-		batch = append(batch, a)
-	}
-	slices.SortFunc(batch, func(a, b vuln.Advisory) int { return strings.Compare(a.ID, b.ID) })
-	folded := st.Unchanged
-	type stored struct {
-		id       int64
-		modified int64
-		doc      []byte
-	}
-	err := s.st.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockVulns); err != nil {
-			return err
-		}
-		st = VulnStats{Unchanged: folded}
-		existing := map[string]stored{}
-		ids := make([]string, len(batch))
-		for i, a := range batch {
-			ids[i] = a.ID
-		}
-		err := store.QueryIn(ctx, tx, `SELECT adv_id, id, modified, doc FROM vuln_advisories WHERE adv_id IN (%s)`, ids, func(rows *sql.Rows) error {
+	batch, folded := newestByKey(as, func(a vuln.Advisory) string { return a.ID },
+		func(a, b vuln.Advisory) bool { return a.Modified.After(b.Modified) })
+	return runUpsert(ctx, s, upsert[vuln.Advisory, storedAdvisory]{
+		what: "advisories",
+		key:  func(a vuln.Advisory) string { return a.ID },
+		load: `SELECT adv_id, id, modified, doc FROM vuln_advisories WHERE adv_id IN (%s)`,
+		scan: func(rows *sql.Rows) (string, storedAdvisory, error) {
 			var id string
-			var sa stored
-			if err := rows.Scan(&id, &sa.id, &sa.modified, &sa.doc); err != nil {
-				return err
-			}
-			existing[id] = sa
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("load advisories: %w", err)
-		}
-		docs := make([][]byte, len(batch))
-		var updated, touched []any
-		for i, a := range batch {
-			raw, err := json.Marshal(a)
-			if err != nil {
-				return fmt.Errorf("encode advisory %s: %w", a.ID, err)
-			}
-			doc, err := json.Marshal(advisoryDoc{Advisory: raw, CVSSVector: a.CVSSVector, CVSSScore: a.CVSSScore, Withdrawn: store.Unix(a.Withdrawn)})
-			if err != nil {
-				return fmt.Errorf("encode advisory %s: %w", a.ID, err)
-			}
-			old, ok := existing[a.ID]
-			if ok && (store.Unix(a.Modified) < old.modified || bytes.Equal(doc, old.doc)) {
-				continue
-			}
-			if ok {
-				updated = append(updated, a.ID)
-			}
-			docs[i] = doc
-			touched = append(touched, a.ID)
-		}
-		if err := s.ftsSync(ctx, tx, "vuln_advisories", "summary, details", "adv_id", updated, true); err != nil {
-			return err
-		}
-		for i, a := range batch {
-			doc := docs[i]
-			if doc == nil {
-				st.Unchanged++
-				continue
-			}
-			mod := store.Unix(a.Modified)
-			_, ok := existing[a.ID]
-			var id int64
-			if err := tx.QueryRow(ctx, `INSERT INTO vuln_advisories (adv_id, source, published, modified, severity, summary, details, doc)
+			var sa storedAdvisory
+			err := rows.Scan(&id, &sa.id, &sa.modified, &sa.doc)
+			return id, sa, err
+		},
+		encode: encodeAdvisory,
+		text: func(ctx context.Context, tx *store.Tx, keys []any, remove bool) error {
+			return s.ftsSync(ctx, tx, "vuln_advisories", "summary, details", "adv_id", keys, remove)
+		},
+		prepare: func(ctx context.Context, tx *store.Tx) (func(vuln.Advisory, []byte, storedAdvisory, bool) error, error) {
+			return func(a vuln.Advisory, doc []byte, _ storedAdvisory, ok bool) error {
+				return writeAdvisory(ctx, tx, a, doc, ok)
+			}, nil
+		},
+	}, batch, folded)
+}
+
+// storedAdvisory is what UpsertAdvisories reads of a stored advisory.
+type storedAdvisory struct {
+	id       int64
+	modified int64
+	doc      []byte
+}
+
+// encodeAdvisory returns the stored document of a, nil when a was modified
+// before the stored version or is the same.
+func encodeAdvisory(a vuln.Advisory, old storedAdvisory, ok bool) ([]byte, error) {
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("encode advisory %s: %w", a.ID, err)
+	}
+	doc, err := json.Marshal(advisoryDoc{Advisory: raw, CVSSVector: a.CVSSVector, CVSSScore: a.CVSSScore, Withdrawn: store.Unix(a.Withdrawn)})
+	if err != nil {
+		return nil, fmt.Errorf("encode advisory %s: %w", a.ID, err)
+	}
+	if ok && (store.Unix(a.Modified) < old.modified || bytes.Equal(doc, old.doc)) {
+		return nil, nil
+	}
+	return doc, nil
+}
+
+// sqlUpsertAdvisory stores an advisory's row.
+const sqlUpsertAdvisory = `INSERT INTO vuln_advisories (adv_id, source, published, modified, severity, summary, details, doc)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (adv_id) DO UPDATE SET source = excluded.source, published = excluded.published, modified = excluded.modified,
-				severity = excluded.severity, summary = excluded.summary, details = excluded.details, doc = excluded.doc RETURNING id`,
-				a.ID, strings.ToLower(a.Source), store.Unix(a.Published), mod, a.Severity, a.Summary, a.Details, string(doc)).Scan(&id); err != nil {
+				severity = excluded.severity, summary = excluded.summary, details = excluded.details, doc = excluded.doc RETURNING id`
+
+// writeAdvisory stores a changed advisory (stored: it replaces one) with
+// its aliases and affected packages.
+func writeAdvisory(ctx context.Context, tx *store.Tx, a vuln.Advisory, doc []byte, stored bool) error {
+	var id int64
+	if err := tx.QueryRow(ctx, sqlUpsertAdvisory,
+		a.ID, strings.ToLower(a.Source), store.Unix(a.Published), store.Unix(a.Modified), a.Severity, a.Summary, a.Details, string(doc)).Scan(&id); err != nil {
+		return fmt.Errorf("store advisory %s: %w", a.ID, err)
+	}
+	if stored {
+		for _, q := range []string{`DELETE FROM vuln_advisory_aliases WHERE advisory_id = ?`, `DELETE FROM vuln_advisory_packages WHERE advisory_id = ?`} {
+			if _, err := tx.Exec(ctx, q, id); err != nil {
 				return fmt.Errorf("store advisory %s: %w", a.ID, err)
 			}
-			if ok {
-				st.Updated++
-				for _, q := range []string{`DELETE FROM vuln_advisory_aliases WHERE advisory_id = ?`, `DELETE FROM vuln_advisory_packages WHERE advisory_id = ?`} {
-					if _, err := tx.Exec(ctx, q, id); err != nil {
-						return fmt.Errorf("store advisory %s: %w", a.ID, err)
-					}
-				}
-			} else {
-				st.Inserted++
-			}
-			aliases := slices.Clone(a.Aliases)
-			slices.Sort(aliases)
-			for _, al := range slices.Compact(aliases) {
-				if al == "" || al == a.ID {
-					continue
-				}
-				if _, err := tx.Exec(ctx, `INSERT INTO vuln_advisory_aliases (alias, advisory_id) VALUES (?, ?)`, al, id); err != nil {
-					return fmt.Errorf("store alias %s of %s: %w", al, a.ID, err)
-				}
-			}
-			type pkg struct{ eco, name string }
-			pkgs := map[pkg]bool{}
-			for _, af := range a.Affected {
-				p := pkg{strings.ToLower(af.Ecosystem), strings.ToLower(af.Name)}
-				if p.eco == "" || p.name == "" || pkgs[p] {
-					continue
-				}
-				pkgs[p] = true
-				base, _, _ := strings.Cut(p.eco, ":")
-				if _, err := tx.Exec(ctx, `INSERT INTO vuln_advisory_packages (ecosystem, ecosystem_base, name, advisory_id) VALUES (?, ?, ?, ?)`,
-					p.eco, base, p.name, id); err != nil {
-					return fmt.Errorf("store package %s/%s of %s: %w", p.eco, p.name, a.ID, err)
-				}
-			}
 		}
-		return s.ftsSync(ctx, tx, "vuln_advisories", "summary, details", "adv_id", touched, false)
-	})
-	if err != nil {
-		return VulnStats{}, err
 	}
-	return st, nil
+	aliases := slices.Clone(a.Aliases)
+	slices.Sort(aliases)
+	for _, al := range slices.Compact(aliases) {
+		if al == "" || al == a.ID {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO vuln_advisory_aliases (alias, advisory_id) VALUES (?, ?)`, al, id); err != nil {
+			return fmt.Errorf("store alias %s of %s: %w", al, a.ID, err)
+		}
+	}
+	type pkg struct{ eco, name string }
+	pkgs := map[pkg]bool{}
+	for _, af := range a.Affected {
+		p := pkg{strings.ToLower(af.Ecosystem), strings.ToLower(af.Name)}
+		if p.eco == "" || p.name == "" || pkgs[p] {
+			continue
+		}
+		pkgs[p] = true
+		base, _, _ := strings.Cut(p.eco, ":")
+		if _, err := tx.Exec(ctx, `INSERT INTO vuln_advisory_packages (ecosystem, ecosystem_base, name, advisory_id) VALUES (?, ?, ?, ?)`,
+			p.eco, base, p.name, id); err != nil {
+			return fmt.Errorf("store package %s/%s of %s: %w", p.eco, p.name, a.ID, err)
+		}
+	}
+	return nil
 }
 
 // vulnTextSync keeps SQLite's vulns_search_fts (migration 19) in step with
