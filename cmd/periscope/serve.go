@@ -17,6 +17,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/lease"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/whoislookup"
@@ -128,6 +129,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	}
 	if err := setupCapabilities(ctx, svc); err != nil {
 		return err
+	}
+	if svc.dw != nil {
+		// Organization profiles count the dark-web records of their domains.
+		deps.OrgProfiles = wire.OrgProfiles(st, hoststore.New(st), svc.dw)
 	}
 	if cfg.Demo {
 		if err := loadDemo(ctx, svc, e.stdout, cfg.Addr); err != nil {

@@ -115,46 +115,50 @@ type Deps struct {
 	// Tor is the stored Tor exit list (/nexus/tor/check-ip); nil answers
 	// it 503.
 	Tor TorExits
+	// OrgProfiles builds the organization profiles of the organizations
+	// database routes.
+	OrgProfiles OrgProfiles
 }
 
 // Server is the HTTP API. It implements http.Handler.
 type Server struct {
-	cfg      Config
-	accounts Accounts
-	orgs     Orgs
-	hosts    Hosts
-	vulns    Vulns
-	listings BrandListings
-	log      *slog.Logger
-	now      func() time.Time
-	limiter  ratelimit.Counter
-	failures ratelimit.Counter
-	metrics  *metrics
-	mux      *http.ServeMux
-	routes   []route
-	ready    []func(context.Context) error
-	openapi  []byte
-	draining atomic.Bool
-	brand    BrandWatcher
-	changed  func()
-	whois    WhoisService
-	whoisRec WhoisRecords
-	alerts   AlertService
-	scans    ScanService
-	darkweb  Darkweb
-	claims   DomainClaims
-	enrich   IPEnricher
-	access   *accesslog.Writer
-	history  History
-	mcp      *mcpServer
-	tor      TorExits
+	cfg         Config
+	accounts    Accounts
+	orgs        Orgs
+	hosts       Hosts
+	vulns       Vulns
+	listings    BrandListings
+	log         *slog.Logger
+	now         func() time.Time
+	limiter     ratelimit.Counter
+	failures    ratelimit.Counter
+	metrics     *metrics
+	mux         *http.ServeMux
+	routes      []route
+	ready       []func(context.Context) error
+	openapi     []byte
+	draining    atomic.Bool
+	brand       BrandWatcher
+	changed     func()
+	whois       WhoisService
+	whoisRec    WhoisRecords
+	alerts      AlertService
+	scans       ScanService
+	darkweb     Darkweb
+	claims      DomainClaims
+	enrich      IPEnricher
+	access      *accesslog.Writer
+	history     History
+	mcp         *mcpServer
+	tor         TorExits
+	orgProfiles OrgProfiles
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
 		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, claims: d.Claims, enrich: d.Enrich, whoisRec: d.WhoisRecords, access: d.AccessLog,
-		history: d.History, tor: d.Tor}
+		history: d.History, tor: d.Tor, orgProfiles: d.OrgProfiles}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -12,8 +12,10 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/brandwatch"
+	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/history"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/orgprofile"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/torstore"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
@@ -33,5 +35,16 @@ func APIDeps(st *store.Store, log *slog.Logger) api.Deps {
 		Alerts:       &alerts.Service{Store: as, DB: st},
 		History:      &history.Service{Hosts: hs, Ledger: as},
 		Tor:          torstore.New(st),
+		OrgProfiles:  OrgProfiles(st, hs, nil),
 		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(st)}}
+}
+
+// OrgProfiles is the organization profile service over st's host index and
+// WHOIS records, counting dark-web records when dw is not nil.
+func OrgProfiles(st *store.Store, hs *hoststore.Store, dw *darkwebstore.Store) *orgprofile.Service {
+	p := &orgprofile.Service{Hosts: hs, Whois: whoisstore.New(st)}
+	if dw != nil {
+		p.Breaches = dw
+	}
+	return p
 }

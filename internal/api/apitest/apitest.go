@@ -30,6 +30,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/history"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/orgprofile"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
@@ -135,6 +136,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 		Alerts:       &alerts.Service{Store: as, DB: s},
 		History:      &history.Service{Hosts: hs, Ledger: as},
 		Tor:          torstore.New(s),
+		OrgProfiles:  &orgprofile.Service{Hosts: hs, Whois: whoisstore.New(s), Breaches: dw},
 		Darkweb:      dw, Claims: scanstore.New(s)}
 	for _, o := range opts {
 		if o.Config != nil {
