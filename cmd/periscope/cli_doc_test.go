@@ -69,7 +69,7 @@ func cliDoc(t *testing.T) string {
 		section("periscope ingest "+strings.Join(groups[h], ", "), h)
 	}
 	for _, c := range [][]string{
-		{"export", "hosts"}, {"permute"}, {"whois"}, {"darkweb", "rotate-key"},
+		{"export", "hosts"}, {"search"}, {"permute"}, {"whois"}, {"darkweb", "rotate-key"},
 	} {
 		section("periscope "+strings.Join(c, " "), cliHelp(t, c...))
 	}

@@ -27,6 +27,7 @@ Usage:
   periscope org authorize-domain|authorize-range|assets ORG_ID ...
   periscope ingest <kind> <file|dir|URL>...
   periscope export hosts [--domain example.com] [--out file]
+  periscope search 'QUERY' [--facets country:10,port:5] [--count] [--export FILE]
   periscope permute <domain> [--dictionary FILE] [--tld FILE]
   periscope whois [--json] [--no-cache] DOMAIN
   periscope darkweb rotate-key [--resume | --reindex] [--darkweb-key-file FILE]
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("bench: the benchmarks moved to their own command: go run ./cmd/periscope-bench %s", strings.Join(rest, " "))
 	case "export":
 		return cmdExport(ctx, e, rest)
+	case "search":
+		return cmdSearch(ctx, e, rest)
 	case "permute":
 		return cmdPermute(ctx, e, rest)
 	case "whois":

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"bufio"
-	"encoding/csv"
 	"net/http"
 	"strconv"
 	"strings"
@@ -128,19 +126,8 @@ func exportCredits(total, perRequest int) int64 {
 	return max(1, int64((total+perRequest-1)/perRequest))
 }
 
-// exportFormats are the formats of /hosts/export and their content types.
-var exportFormats = map[string]string{
-	"ndjson": "application/x-ndjson",
-	"csv":    "text/csv; charset=utf-8",
-	"ips":    "text/plain; charset=utf-8",
-}
-
-// exportCSVHeader is the header row of a CSV export.
-var exportCSVHeader = []string{"host", "ip_address", "domain", "country_code", "asn", "organization", "ports",
-	"products", "tech", "tags", "http_status_code", "http_title", "cloud_provider", "cdn", "first_seen", "last_seen"}
-
 // handleHostsExport answers GET /hosts/export: every match of a query,
-// streamed (ndjson: one host object a line; csv: exportCSVHeader's
+// streamed (ndjson: one host object a line; csv: hostquery.CSVHeader's
 // columns; ips: the address of each match that has one), read a chunk at
 // a time so memory stays flat. The charge (exportCredits) is reserved
 // before the first byte is sent; a request it cannot pay for is refused
@@ -154,9 +141,8 @@ func (s *Server) handleHostsExport(w http.ResponseWriter, r *http.Request) error
 	if format == "" {
 		format = "ndjson"
 	}
-	ctype, ok := exportFormats[format]
-	if !ok {
-		return periscope.Errorf(periscope.EInvalid, "format must be ndjson, csv or ips (got %q).", periscope.Clip(format, 32))
+	if err := hostquery.CheckFormat(format); err != nil {
+		return err
 	}
 	m, err := s.hosts.MatchHosts(r.Context(), e)
 	if err != nil {
@@ -169,76 +155,13 @@ func (s *Server) handleHostsExport(w http.ResponseWriter, r *http.Request) error
 	}
 	s.metrics.credits.WithLabelValues(poolName(periscope.PoolMonthly)).Add(float64(cost))
 	h := w.Header()
-	h.Set("Content-Type", ctype)
+	h.Set("Content-Type", hostquery.ExportFormats[format])
 	h.Set("X-Total-Count", strconv.Itoa(m.Count()))
 	h.Set("X-Credits-Charged", strconv.FormatInt(cost, 10))
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var write func(*host.Host) error
-	switch format {
-	case "ndjson":
-		var buf []byte
-		write = func(x *host.Host) error {
-			var err error
-			if buf, err = x.AppendCanonicalJSON(buf[:0]); err != nil {
-				return err
-			}
-			buf = append(buf, '\n')
-			_, err = bw.Write(buf)
-			return err
-		}
-	case "csv":
-		cw := csv.NewWriter(bw)
-		if err := cw.Write(exportCSVHeader); err != nil {
-			return nil // the client went away
-		}
-		defer cw.Flush()
-		write = func(x *host.Host) error { return cw.Write(csvRow(x)) }
-	case "ips":
-		write = func(x *host.Host) error {
-			if x.IPAddress == "" {
-				return nil
-			}
-			bw.WriteString(x.IPAddress)
-			return bw.WriteByte('\n')
-		}
-	}
-	if err := m.Each(r.Context(), write); err != nil {
+	if _, err := hostquery.Export(r.Context(), w, m, format); err != nil {
 		// The status is sent: the stream ends short, and the log says why.
-		s.log.WarnContext(r.Context(), "export ended early", "request_id", requestID(r.Context()), "err", err)
-		return nil
-	}
-	if err := bw.Flush(); err != nil {
 		s.log.WarnContext(r.Context(), "export ended early", "request_id", requestID(r.Context()), "err", err)
 	}
 	return nil
-}
-
-// csvRow is one host as exportCSVHeader's columns; lists are joined with
-// spaces.
-func csvRow(h *host.Host) []string {
-	ports := make([]string, len(h.NetworkPorts))
-	for i, p := range h.NetworkPorts {
-		ports[i] = strconv.Itoa(p)
-	}
-	status := ""
-	if h.HTTPStatusCode > 0 {
-		status = strconv.Itoa(h.HTTPStatusCode)
-	}
-	asn := ""
-	if h.IPMetadata.ASN > 0 {
-		asn = strconv.Itoa(h.IPMetadata.ASN)
-	}
-	return []string{h.Host, h.IPAddress, h.Domain, csvText(h.IPMetadata.CountryCode), asn, csvText(h.IPMetadata.Organization),
-		strings.Join(ports, " "), csvText(strings.Join(h.Products, " ")), csvText(strings.Join(h.Web, " ")),
-		csvText(strings.Join(h.Tags, " ")), status, csvText(h.HTTPTitle), csvText(h.Cloud.Provider), csvText(h.CDN),
-		strconv.FormatInt(h.FirstSeen, 10), strconv.FormatInt(h.LastSeen, 10)}
-}
-
-// csvText keeps a cell from being read as a formula by a spreadsheet.
-func csvText(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }

@@ -33,8 +33,14 @@ func ParsePlan(text string) (*hoststore.Expr, error) {
 func plan(src string, n *Node) (*hoststore.Expr, error) {
 	switch n.Op {
 	case NodeAnd, NodeOr, NodeNot:
-		op := map[NodeOp]hoststore.Op{NodeAnd: hoststore.OpAnd, NodeOr: hoststore.OpOr, NodeNot: hoststore.OpNot}[n.Op]
-		e := &hoststore.Expr{Op: op}
+		op := hoststore.OpAnd
+		switch n.Op {
+		case NodeOr:
+			op = hoststore.OpOr
+		case NodeNot:
+			op = hoststore.OpNot
+		}
+		e := &hoststore.Expr{Op: op, Kids: make([]*hoststore.Expr, 0, len(n.Kids))}
 		for _, k := range n.Kids {
 			ke, err := plan(src, k)
 			if err != nil {
