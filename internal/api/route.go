@@ -48,6 +48,9 @@ type policy struct {
 	bearer bool
 	// page: a web-console route (pages.go), authenticated by the console.
 	page bool
+	// reads: the route only reads, so its queries may be served by a read
+	// replica (set by handle from readsOnly).
+	reads bool
 }
 
 // The route policies of docs/api.md "Credits, entitlements and limits".
@@ -84,6 +87,7 @@ type route struct {
 // handle registers a route: pattern is "METHOD /path".
 func (s *Server) handle(pattern string, p policy, h handlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
+	p.reads = readsOnly(method, path)
 	s.routes = append(s.routes, route{Method: method, Path: path, policy: p, handler: h})
 	s.mux.Handle(pattern, s.wrap(pattern, p, h))
 }
@@ -231,6 +235,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	if err := s.readBody(w, r, p, oem); err != nil {
 		return err
 	}
+	// Key, limits, credits and the audit record are read and written on
+	// the primary; the handler's own reads may go to a replica that has
+	// caught up (hr, the handler's request).
+	hr := r
+	if p.reads {
+		hr = r.WithContext(store.ReplicaReads(r.Context()))
+	}
 	if p.pool != periscope.PoolNone {
 		// Not binding (Reserve is): spares the work of a request that
 		// cannot be paid for.
@@ -240,10 +251,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		}
 	}
 	if !p.buffered() && !oem {
-		return h(w, r)
+		return h(w, hr)
 	}
 	buf := newBufferedResponse()
-	if err := h(buf, r); err != nil {
+	if err := h(buf, hr); err != nil {
 		return err
 	}
 	status = buf.statusCode()
@@ -467,4 +478,27 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeError(w, r, errNotFound)
+}
+
+// readsOnly reports whether a route only reads, so that a read replica may
+// serve its queries: GET routes but those that start a scan, and the POST
+// searches that keep no cache of their own (the dark-web search and the
+// WHOIS lookup write the answers they read back).
+func readsOnly(method, path string) bool {
+	switch method {
+	case http.MethodGet:
+		return !strings.Contains(path, "on-demand-scan")
+	case http.MethodPost:
+		switch path {
+		case "/api/v1/global/search", "/api/v1/oem/attack-surface/search", "/api/v1/oem/attack-surface/host",
+			"/api/v1/oem/typosquatting/search", "/api/v1/oem/potential-phishing/search", "/api/v1/oem/alerts/search",
+			"/api/v1/oem/whois/search", "/api/v1/oem/historical-hosts/search",
+			"/api/v1/vulnerability-intelligence/vulnerability-search", "/api/v1/vulnerability-intelligence/advisories-search",
+			"/api/v1/vulnerability-intelligence/exploits-search", "/api/v1/oem/vulnerability-intelligence/feed",
+			"/api/v1/oem/vulnerability-intelligence/vulnerability-search", "/api/v1/oem/vulnerability-intelligence/advisories-search",
+			"/api/v1/oem/vulnerability-intelligence/exploits-search":
+			return true
+		}
+	}
+	return false
 }

@@ -49,6 +49,9 @@ type Store struct {
 	// closed when it has.
 	stopCheckpoints context.CancelFunc
 	checkpointsDone chan struct{}
+	// replicas serve the reads of requests marked with ReplicaReads
+	// (replica.go); nil without any.
+	replicas *replicaSet
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -89,6 +92,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s database: %w", d.name(), err)
 	}
+	if err := s.openReplicas(ctx, o.replicas, o.replicaMaxLag); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if d.checkpoints() {
 		cctx, stop := context.WithCancel(context.Background())
 		s.stopCheckpoints, s.checkpointsDone = stop, make(chan struct{})
@@ -109,6 +116,9 @@ type options struct {
 	fileCacheKiB map[string]int
 	// feeds is the module Open registers for Feed (set by Open itself).
 	feeds *feedModule
+	// replicas are read replicas' DSNs (Replicas).
+	replicas      []string
+	replicaMaxLag time.Duration
 }
 
 // Files attaches, on SQLite, the file of every set among sets that keeps
@@ -202,6 +212,9 @@ func (s *Store) Close() error {
 		s.stopCheckpoints()
 		<-s.checkpointsDone
 	}
+	if s.replicas != nil {
+		s.replicas.close()
+	}
 	s.stmts.Range(func(_, v any) bool {
 		v.(*sql.Stmt).Close()
 		return true
@@ -229,6 +242,11 @@ func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 
 // QueryRowPrepared runs a hot one-row query through a cached prepared statement.
 func (s *Store) QueryRowPrepared(ctx context.Context, q string, args ...any) (*sql.Row, error) {
+	if r := s.reader(ctx); r != nil {
+		if row, err := r.queryRowPrepared(ctx, s.dialect.rebind(q), args...); err == nil {
+			return row, nil
+		}
+	}
 	st, err := s.prepared(ctx, q)
 	if err != nil {
 		return nil, err
@@ -278,11 +296,24 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, er
 }
 
 func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return s.db.QueryContext(ctx, s.dialect.rebind(q), args...)
+	q = s.dialect.rebind(q)
+	if r := s.reader(ctx); r != nil {
+		rows, err := r.db.QueryContext(ctx, q, args...)
+		if err == nil || ctx.Err() != nil {
+			return rows, err
+		}
+		// The replica failed under the request: the primary answers.
+		r.failed(err)
+	}
+	return s.db.QueryContext(ctx, q, args...)
 }
 
 func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return s.db.QueryRowContext(ctx, s.dialect.rebind(q), args...)
+	q = s.dialect.rebind(q)
+	if r := s.reader(ctx); r != nil {
+		return r.db.QueryRowContext(ctx, q, args...)
+	}
+	return s.db.QueryRowContext(ctx, q, args...)
 }
 
 // Tx runs fn in a transaction, committing when fn returns nil.
