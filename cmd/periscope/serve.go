@@ -107,7 +107,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	// their lines never interleave.
 	logw := accesslog.New(e.stderr)
 	log := newLogger(logw, cfg.LogLevel)
-	st, err := cli.OpenStore(ctx, cfg.Database)
+	st, err := cli.OpenStore(ctx, cfg.Database, store.Replicas(cfg.Instances.Replicas, cfg.Instances.ReplicaMaxLag))
 	if err != nil {
 		return err
 	}
@@ -127,6 +127,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err := setupInstances(ctx, svc); err != nil {
 		return err
 	}
+	setupReplicas(svc)
 	if err := setupCapabilities(ctx, svc); err != nil {
 		return err
 	}

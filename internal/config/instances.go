@@ -23,6 +23,11 @@ type Instances struct {
 	AssetChangeLimit int
 	// BrandWorkers bounds the goroutines computing new brands' candidates.
 	BrandWorkers int
+	// Replicas are PostgreSQL streaming replicas of the database that serve
+	// the reads of read-only requests; ReplicaMaxLag is how far behind one
+	// may be before it is skipped.
+	Replicas      []string
+	ReplicaMaxLag time.Duration
 }
 
 func (c *Instances) register(fs *flag.FlagSet, getenv Getenv) error {
@@ -46,12 +51,38 @@ func (c *Instances) register(fs *flag.FlagSet, getenv Getenv) error {
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", ttl, "lease time of background jobs on PostgreSQL: a dead instance's jobs move to another within 4/3 of it (env PERISCOPE_LEASE_TTL)")
 	fs.IntVar(&c.AssetChangeLimit, "asset-change-limit", acl, "organization and asset changes per minute per account; 0 turns it off (env PERISCOPE_ASSET_CHANGE_LIMIT)")
 	fs.IntVar(&c.BrandWorkers, "brand-workers", bw, "goroutines computing the candidates of newly monitored domains (env PERISCOPE_BRAND_WORKERS)")
+	for _, r := range strings.Split(getenv("PERISCOPE_DATABASE_REPLICA"), ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			c.Replicas = append(c.Replicas, r)
+		}
+	}
+	fromEnv := len(c.Replicas) > 0
+	fs.Func("database-replica", "postgres:// URL of a streaming replica of --database that serves read-only requests; repeat for several (env PERISCOPE_DATABASE_REPLICA, comma-separated)", func(v string) error {
+		if fromEnv { // flags replace the environment's list
+			c.Replicas, fromEnv = nil, false
+		}
+		c.Replicas = append(c.Replicas, strings.TrimSpace(v))
+		return nil
+	})
+	lag, err := envDuration(getenv, "PERISCOPE_REPLICA_MAX_LAG", 5*time.Second)
+	if err != nil {
+		return err
+	}
+	fs.DurationVar(&c.ReplicaMaxLag, "replica-max-lag", lag, "a read replica further behind the primary than this is skipped until it catches up (env PERISCOPE_REPLICA_MAX_LAG)")
 	return nil
 }
 
 func (c *Instances) validate() error {
 	if c.RateLimitStore != "memory" && !strings.HasPrefix(c.RateLimitStore, "redis://") && !strings.HasPrefix(c.RateLimitStore, "rediss://") {
 		return fmt.Errorf("--rate-limit-store must be memory or a redis:// or rediss:// URL (got %q)", c.RateLimitStore)
+	}
+	for _, r := range c.Replicas {
+		if !strings.HasPrefix(r, "postgres://") && !strings.HasPrefix(r, "postgresql://") {
+			return fmt.Errorf("--database-replica must be a postgres:// URL (got a value of %d characters)", len(r))
+		}
+	}
+	if c.ReplicaMaxLag <= 0 {
+		return fmt.Errorf("--replica-max-lag must be positive (got %s)", c.ReplicaMaxLag)
 	}
 	if c.LeaseTTL < 300*time.Millisecond {
 		return fmt.Errorf("--lease-ttl must be at least 300ms (got %s)", c.LeaseTTL)
