@@ -55,3 +55,21 @@ func TestInvalid(t *testing.T) {
 		}
 	}
 }
+
+func TestReplicaFlags(t *testing.T) {
+	c, err := parse(t, map[string]string{"PERISCOPE_DATABASE_REPLICA": "postgres://a/x, postgres://b/x"})
+	if err != nil || len(c.Instances.Replicas) != 2 || c.Instances.Replicas[1] != "postgres://b/x" || c.Instances.ReplicaMaxLag != 5*time.Second {
+		t.Fatalf("environment: %+v %v", c.Instances, err)
+	}
+	c, err = parse(t, map[string]string{"PERISCOPE_DATABASE_REPLICA": "postgres://a/x"},
+		"--database-replica", "postgres://c/x", "--database-replica", "postgres://d/x", "--replica-max-lag", "2s")
+	if err != nil || len(c.Instances.Replicas) != 2 || c.Instances.Replicas[0] != "postgres://c/x" || c.Instances.ReplicaMaxLag != 2*time.Second {
+		t.Fatalf("flags replace the environment: %+v %v", c.Instances, err)
+	}
+	if _, err := parse(t, nil, "--database-replica", "replica.db"); err == nil {
+		t.Fatal("a SQLite replica was accepted")
+	}
+	if _, err := parse(t, nil, "--database-replica", "postgres://a/x", "--replica-max-lag", "0s"); err == nil {
+		t.Fatal("a zero maximum lag was accepted")
+	}
+}
