@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // moveRows is how many rows MoveToFile copies a transaction (unless the
@@ -55,13 +56,25 @@ func (s *Store) MoveToFile(ctx context.Context, file, create string, tables ...s
 			return fmt.Errorf("move %s to file %q: %w", t, file, err)
 		}
 	}
-	// The copies are on disk before anything is dropped.
+	// The copies are on disk before anything is dropped. The store's own
+	// checkpointer (checkpointLoop) may be checkpointing the same file at
+	// this moment, which makes this one busy: it is tried again a few times.
 	var busy, logged, done int
-	if err := s.queryRow(ctx, `PRAGMA `+file+`.wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done); err != nil {
-		return fmt.Errorf("move tables to file %q: checkpoint: %w", file, err)
-	}
-	if busy != 0 || logged != done {
-		return fmt.Errorf("move tables to file %q: checkpoint incomplete (%d of %d pages, busy %d); run again", file, done, logged, busy)
+	for try := 0; ; try++ {
+		if err := s.queryRow(ctx, `PRAGMA `+file+`.wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done); err != nil {
+			return fmt.Errorf("move tables to file %q: checkpoint: %w", file, err)
+		}
+		if busy == 0 && logged == done {
+			break
+		}
+		if try == 20 {
+			return fmt.Errorf("move tables to file %q: checkpoint incomplete (%d of %d pages, busy %d); run again", file, done, logged, busy)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	err := s.Tx(ctx, func(tx *Tx) error {
 		for _, t := range left {
