@@ -536,7 +536,8 @@ func TestDocLinks(t *testing.T) {
 // TestDocPaths checks that the repository paths the documentation names
 // (`internal/…`, `cmd/…`, `bench/…` in backquotes) exist, and that every
 // package of docs/design/README.md's layout table is a directory of
-// internal/: the maps a newcomer follows point at real files after a
+// internal/, and that every package with migrations has a row in the
+// storage map: the maps a newcomer follows point at real files after a
 // rename.
 func TestDocPaths(t *testing.T) {
 	path := regexp.MustCompile("`((?:internal|cmd|bench)/[A-Za-z0-9_./-]+)`")
@@ -581,6 +582,18 @@ func TestDocPaths(t *testing.T) {
 	}
 	if pkgs < 20 {
 		t.Fatalf("%d packages in docs/design/README.md's layout table: the scan is broken", pkgs)
+	}
+	// Every package with migrations has its row in the storage map.
+	_, storage, _ := strings.Cut(string(text), "## Storage map")
+	dirs, err := filepath.Glob(filepath.Join(docRoot, "internal", "*", "migrations"))
+	if err != nil || len(dirs) < 5 {
+		t.Fatalf("migration directories: %v %v", dirs, err)
+	}
+	for _, d := range dirs {
+		pkg := filepath.Base(filepath.Dir(d))
+		if !strings.Contains(storage, "| `internal/"+pkg+"` |") {
+			t.Errorf("docs/design/README.md: internal/%s has migrations but no row in the storage map", pkg)
+		}
 	}
 }
 
