@@ -21,6 +21,7 @@ import (
 // OrgProfiles builds organization profiles (*orgprofile.Service).
 type OrgProfiles interface {
 	Search(ctx context.Context, typ, query string, limit int) ([]orgprofile.Profile, error)
+	DomainSuggester
 }
 
 // orgProfilesMax caps the profiles of one answer.

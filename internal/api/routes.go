@@ -59,6 +59,7 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/intel/{route_type}", charged, s.handleIntel)
 	s.handle("GET /api/v1/enterprise/entities", enterprise, s.handleEntities)
 	s.handle("GET /api/v1/enterprise/assets", enterprise, s.handleEntityAssets)
+	s.handle("GET /api/v1/enterprise/suggested-domains", enterprise, s.handleSuggestedDomains)
 	s.handle("GET /api/v1/nexus/ip-lookup", charged, s.handleIPLookup)
 	s.handle("GET /api/v1/nexus/passive-dns/lookup", charged, s.handlePassiveDNS)
 	s.handle("GET /api/v1/nexus/cloud-certs/dns-search", charged, s.handleCertDNSSearch)
