@@ -50,6 +50,7 @@ func benchmarks() map[string]func(ctx context.Context, e env, args []string) err
 	// <bench:hosts>
 	m["gen-hosts"] = benchGenHosts
 	m["search"] = benchSearch
+	m["baseline"] = benchBaseline
 	// <bench:brand>
 	m["brand"] = benchBrand
 	// <bench:darkweb>
