@@ -132,7 +132,7 @@ func TestPrivateAddressesAreNotProbed(t *testing.T) {
 	if err := svc.Authorize(ctx, f.org, periscope.AssetDomain, "example.com"); err != nil {
 		t.Fatal(err)
 	}
-	sc, _, err := svc.RequestScan(ctx, f.acct, scanstore.OriginOnDemand, mustTarget(t, "", "example.com"))
+	sc, _, err := svc.RequestScan(ctx, f.acct, scanstore.OriginOnDemand, mustTarget(t, "", "example.com"), periscope.PoolNone)
 	if err != nil {
 		t.Fatal(err)
 	}

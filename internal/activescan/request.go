@@ -146,8 +146,10 @@ func covers(a scanstore.Asset, t Target) bool {
 
 // RequestScan queues an on-demand scan of t for the account (origin
 // scanstore.OriginOnDemand or OriginOEM), or returns the scan the account
-// asked for within the deduplication window (deduplicated true).
-func (s *Service) RequestScan(ctx context.Context, accountID, origin string, t Target) (scanstore.Scan, bool, error) {
+// asked for within the deduplication window (deduplicated true). A new
+// scan costs one credit of the pool charge, taken in the transaction that
+// queues it (scanstore.Request.Charge); a repeat costs nothing.
+func (s *Service) RequestScan(ctx context.Context, accountID, origin string, t Target, charge periscope.Pool) (scanstore.Scan, bool, error) {
 	assets, err := s.d.Store.AccountAssets(ctx, accountID)
 	if err != nil {
 		return scanstore.Scan{}, false, err
@@ -157,5 +159,5 @@ func (s *Service) RequestScan(ctx context.Context, accountID, origin string, t T
 		return scanstore.Scan{}, false, err
 	}
 	return s.d.Store.Enqueue(ctx, scanstore.Request{AccountID: accountID, OrganizationID: org, Origin: origin,
-		TargetType: t.Type, Target: t.Value}, s.opt.DedupWindow)
+		TargetType: t.Type, Target: t.Value, Charge: charge}, s.opt.DedupWindow)
 }

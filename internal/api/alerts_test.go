@@ -13,6 +13,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/alerts"
 	"github.com/periscope-oss/periscope/internal/alertstore"
+	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/api/apitest"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/ledger"
@@ -355,4 +356,46 @@ func sealedStore(t *testing.T, e *apitest.Env) *alertstore.Store {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// TestWebhookChangesCountInTheChangeLimit: creating, changing and
+// test-firing webhook endpoints spend the account's change budget (all its
+// keys together), so many keys cannot multiply outbound test deliveries.
+func TestWebhookChangesCountInTheChangeLimit(t *testing.T) {
+	cfg := api.DefaultConfig()
+	cfg.AssetChangeLimit = 4
+	eachWith(t, apitest.Options{Config: &cfg}, func(t *testing.T, e *apitest.Env) {
+		acct, key := e.Account(periscope.Account{Company: "Hooks", Enterprise: true, CreditsPerMonth: 10})
+		p, err := e.Store.Authenticate(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key2, _, err := e.Store.CreateKey(context.Background(), acct.ID, p.User.ID, "second")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var org, ep struct {
+			ID string `json:"id"`
+		}
+		e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]any{"name": "Hooks"}).JSON(t, &org) // 1
+		r := e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/webhooks", key, map[string]any{"url": "https://hooks.example.com/in"}) // 2
+		if r.Status != 201 {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		r.JSON(t, &ep)
+		test := "/api/v1/enterprise/organizations/" + org.ID + "/webhooks/" + ep.ID + "/test"
+		if r := e.Do("POST", test, key, nil); r.Status != 202 { // 3
+			t.Fatalf("test: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do("PATCH", "/api/v1/enterprise/organizations/"+org.ID+"/webhooks/"+ep.ID, key2, map[string]any{"min_severity": "low"}); r.Status != 200 { // 4
+			t.Fatalf("update: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do("POST", test, key2, nil); r.Status != 429 || r.ErrorCode() != "rate_limited" {
+			t.Fatalf("a fifth change from another key: %d %s", r.Status, r.Body)
+		}
+		// Reads are not counted.
+		if r := e.Do("GET", "/api/v1/enterprise/organizations/"+org.ID+"/webhooks", key, nil); r.Status != 200 {
+			t.Fatalf("list: %d %s", r.Status, r.Body)
+		}
+	})
 }

@@ -15,7 +15,7 @@ func (s *Server) limitAssetChange(r *http.Request) error {
 	if !res.Allowed {
 		s.metrics.rateLimited.WithLabelValues("asset-changes").Inc()
 		return rateLimited(res.RetryAfter(s.now()),
-			"Too many organization and asset changes: %d per minute for this account.", limit)
+			"Too many organization, asset and webhook changes: %d per minute for this account.", limit)
 	}
 	return nil
 }

@@ -51,6 +51,11 @@ type policy struct {
 	// reads: the route only reads, so its queries may be served by a read
 	// replica (set by handle from readsOnly).
 	reads bool
+	// selfCharged: the route has a side effect beyond its answer (a queued
+	// scan, a registry query), so its handler takes the credit itself
+	// before or with that effect (chargeWithWork, chargeBefore): a request
+	// refused for want of credit has no effect.
+	selfCharged bool
 }
 
 // The route policies of docs/api.md "Credits, entitlements and limits".
@@ -64,9 +69,12 @@ var (
 	oemCharged       = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM}
 	oemFree          = policy{family: "oem", need: needOEM}
 	oemAuditLimit    = policy{family: "oem-audit", need: needOEM}
-	// enterpriseCharged is an Enterprise route costing a monthly credit
-	// (on-demand scans).
-	enterpriseCharged = policy{family: "general", need: needEnterprise, pool: periscope.PoolMonthly}
+	// enterpriseScan is an Enterprise route costing a monthly credit,
+	// taken in the transaction that queues the scan (on-demand scans).
+	enterpriseScan = policy{family: "general", need: needEnterprise, pool: periscope.PoolMonthly, selfCharged: true}
+	// oemSelfCharged is an OEM route whose handler takes the credit with
+	// or before its side effect (on-demand scans, WHOIS lookups).
+	oemSelfCharged = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM, selfCharged: true}
 	// agent is the MCP endpoint: its own per-key limit (Config.MCPRateLimit),
 	// and the key may come as a Bearer token; each tool call is then a REST
 	// request with its own policy.
@@ -254,12 +262,24 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		return h(w, hr)
 	}
 	buf := newBufferedResponse()
+	if p.selfCharged {
+		buf.charge = &selfCharge{account: acct.ID, pool: p.pool}
+	}
 	if err := h(buf, hr); err != nil {
+		if c := buf.charge; c != nil && c.paid && c.refundable {
+			s.refund(r, acct.ID, p.pool, c.period)
+		}
 		return err
 	}
 	status = buf.statusCode()
 	period := ""
-	if p.pool != periscope.PoolNone && status >= 200 && status < 300 && !buf.free {
+	ok2xx := status >= 200 && status < 300
+	switch c := buf.charge; {
+	case c != nil && c.paid && ok2xx:
+		period, charged = c.period, 1
+	case c != nil && c.paid && c.refundable:
+		s.refund(r, acct.ID, p.pool, c.period)
+	case c == nil && p.pool != periscope.PoolNone && ok2xx && !buf.free:
 		if period, err = s.accounts.Reserve(r.Context(), acct.ID, p.pool, 1); err != nil {
 			return err
 		}
@@ -278,7 +298,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		writeJSON(buf, http.StatusOK, buf.withCredits(bal))
 	}
 	if oem {
-		if aerr := s.audit(r, principal, status, charged); aerr != nil {
+		if aerr := s.audit(r, principal, status, charged); aerr != nil && buf.charge != nil && buf.charge.paid && !buf.charge.refundable {
+			// The work is done and paid for in one transaction (a queued
+			// scan): it cannot be taken back, so it is answered.
+			audited = true
+			s.log.Error("audit record lost", "request_id", requestID(r.Context()), "account", acct.ID, "err", aerr)
+		} else if aerr != nil {
 			audited = true // the failure is logged below; no second attempt
 			s.log.Error("audit record not written; request failed", "request_id", requestID(r.Context()), "account", acct.ID, "err", aerr)
 			if charged == 1 {
@@ -320,6 +345,51 @@ type bufferedResponse struct {
 	// withCredits, when set, builds the body from the balance after the
 	// charge (writeWithCredits).
 	withCredits func(balance int64) any
+	// charge is a self-charged route's credit (policy.selfCharged).
+	charge *selfCharge
+}
+
+// selfCharge is the credit a self-charged route's handler takes.
+type selfCharge struct {
+	account string
+	pool    periscope.Pool
+	// paid: the credit was taken, in period; refundable: by chargeBefore,
+	// so the wrapper gives it back when the request fails.
+	paid, refundable bool
+	period           string
+}
+
+// chargePool is the pool a self-charged handler charges along with its
+// work (chargeWithWork); PoolNone outside a self-charged route.
+func chargePool(w http.ResponseWriter) periscope.Pool {
+	if b, ok := w.(*bufferedResponse); ok && b.charge != nil {
+		return b.charge.pool
+	}
+	return periscope.PoolNone
+}
+
+// chargedWithWork records that the handler's store call took the credit
+// of chargePool(w) in the transaction that did the work.
+func chargedWithWork(w http.ResponseWriter) {
+	if b, ok := w.(*bufferedResponse); ok && b.charge != nil && b.charge.pool != periscope.PoolNone {
+		b.charge.paid = true
+	}
+}
+
+// chargeBefore takes a self-charged route's credit before its side effect
+// (a registry query): with the pool spent, the request fails here. The
+// wrapper gives the credit back if the request then fails.
+func (s *Server) chargeBefore(w http.ResponseWriter, r *http.Request) error {
+	b, ok := w.(*bufferedResponse)
+	if !ok || b.charge == nil || b.charge.paid || b.charge.pool == periscope.PoolNone {
+		return nil
+	}
+	period, err := s.accounts.Reserve(r.Context(), b.charge.account, b.charge.pool, 1)
+	if err != nil {
+		return err
+	}
+	b.charge.paid, b.charge.refundable, b.charge.period = true, true, period
+	return nil
 }
 
 func newBufferedResponse() *bufferedResponse { return &bufferedResponse{header: http.Header{}} }

@@ -76,7 +76,7 @@ func (s *Server) registerRoutes() {
 	s.handle("POST /api/v1/oem/potential-phishing/search", oemCharged, s.handlePhishingSearch)
 	s.handle("POST /api/v1/oem/typosquatting/search", oemCharged, s.handleTyposquattingSearch)
 	// <routes:whois>
-	s.handle("POST /api/v1/oem/whois/lookup", oemCharged, s.handleWhoisLookup)
+	s.handle("POST /api/v1/oem/whois/lookup", oemSelfCharged, s.handleWhoisLookup)
 	s.handle("POST /api/v1/oem/whois/search", oemCharged, s.handleWhoisSearch)
 	// <routes:alerts>
 	s.handle("POST /api/v1/oem/alerts/search", oemCharged, s.handleAlertSearch)
@@ -86,17 +86,17 @@ func (s *Server) registerRoutes() {
 	s.handle("POST /api/v1/enterprise/alerts/{id}/acknowledge", enterprise, s.handleAcknowledgeAlert)
 	s.handle("POST /api/v1/enterprise/alerts/{id}/resolve", enterprise, s.handleResolveAlert)
 	s.handle("POST /api/v1/enterprise/alerts/{id}/suppress", enterprise, s.handleSuppressAlert)
-	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks", enterprise, s.handleCreateWebhook)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks", enterpriseChange, s.handleCreateWebhook)
 	s.handle("GET /api/v1/enterprise/organizations/{org_id}/webhooks", enterprise, s.handleListWebhooks)
-	s.handle("PATCH /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}", enterprise, s.handleUpdateWebhook)
+	s.handle("PATCH /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}", enterpriseChange, s.handleUpdateWebhook)
 	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}", enterprise, s.handleDeleteWebhook)
-	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}/test", enterprise, s.handleTestWebhook)
+	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}/test", enterpriseChange, s.handleTestWebhook)
 	s.handle("POST /api/v1/enterprise/organizations/{org_id}/webhooks/{webhook_id}/rotate-secret", enterprise, s.handleRotateWebhookSecret)
 	// <routes:scans>
 	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains/verify", enterprise, s.handleVerifyDomain)
-	s.handle("GET /api/v1/enterprise/on-demand-scans", enterpriseCharged, s.handleOnDemandScan)
-	s.handle("GET /api/v1/attack-surface/on-demand-scan", enterpriseCharged, s.handleAttackSurfaceScan)
-	s.handle("POST /api/v1/oem/on-demand-scan", oemCharged, s.handleOEMOnDemandScan)
+	s.handle("GET /api/v1/enterprise/on-demand-scans", enterpriseScan, s.handleOnDemandScan)
+	s.handle("GET /api/v1/attack-surface/on-demand-scan", enterpriseScan, s.handleAttackSurfaceScan)
+	s.handle("POST /api/v1/oem/on-demand-scan", oemSelfCharged, s.handleOEMOnDemandScan)
 	s.handle("POST /api/v1/oem/on-demand-scan/scan-status", oemFree, s.handleOEMScanStatus)
 	// <routes:mcp> FullHunt's agent interface (mcp.go, mcp_tools.go).
 	s.handle("POST /api/v1/mcp", agent, s.handleMCP)

@@ -17,7 +17,7 @@ type ScanService interface {
 	Assets(ctx context.Context, orgID string) ([]scanstore.Asset, error)
 	VerifyDomain(ctx context.Context, orgID, domain string) error
 	ParseTarget(typ, target string) (activescan.Target, error)
-	RequestScan(ctx context.Context, accountID, origin string, t activescan.Target) (scanstore.Scan, bool, error)
+	RequestScan(ctx context.Context, accountID, origin string, t activescan.Target, charge periscope.Pool) (scanstore.Scan, bool, error)
 	Scan(ctx context.Context, accountID, id string) (scanstore.Scan, error)
 }
 
@@ -140,13 +140,14 @@ func (s *Server) enterpriseScan(w http.ResponseWriter, r *http.Request) (sc scan
 	if t, err = s.scans.ParseTarget("", target); err != nil {
 		return sc, t, "", false, err
 	}
-	if sc, dedup, err = s.scans.RequestScan(r.Context(), principalOf(r).Account.ID, scanstore.OriginOnDemand, t); err != nil {
+	if sc, dedup, err = s.scans.RequestScan(r.Context(), principalOf(r).Account.ID, scanstore.OriginOnDemand, t, chargePool(w)); err != nil {
 		return sc, t, "", false, err
 	}
 	msg = "Scan queued."
 	if dedup {
-		waiveCharge(w)
 		msg = "A scan of this target was requested in the last 24 hours; returning it (no credit charged)."
+	} else {
+		chargedWithWork(w)
 	}
 	return sc, t, msg, dedup, nil
 }
@@ -175,14 +176,15 @@ func (s *Server) handleOEMOnDemandScan(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	sc, dedup, err := s.scans.RequestScan(r.Context(), principalOf(r).Account.ID, scanstore.OriginOEM, t)
+	sc, dedup, err := s.scans.RequestScan(r.Context(), principalOf(r).Account.ID, scanstore.OriginOEM, t, chargePool(w))
 	if err != nil {
 		return err
 	}
 	msg := "Scan queued."
 	if dedup {
-		waiveCharge(w)
 		msg = "A scan of this target was requested in the last 24 hours; returning it (no credit charged)."
+	} else {
+		chargedWithWork(w)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"response": map[string]any{
 		"status": "success", "message": msg, "target": sc.Target, "type": t.Type, "scan_id": sc.ID,

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -252,6 +253,85 @@ func TestActiveMonitoringRoutes(t *testing.T) {
 		}
 		if used, _ := credits(); used != 2 {
 			t.Fatalf("%d credits used after refusals, want 2", used)
+		}
+	})
+}
+
+// TestOnDemandScanCreditsUnderConcurrency is issue 29's concurrent scan
+// test: many concurrent on-demand requests for distinct targets from an
+// account with fewer credits than requests. A scan exists only if its
+// credit was taken (one transaction): scans stored = credits taken =
+// requests answered 200, on both routes and pools; a refused target asked
+// again is refused again (no scan was queued for it), not "deduplicated".
+func TestOnDemandScanCreditsUnderConcurrency(t *testing.T) {
+	cfg := api.DefaultConfig()
+	cfg.RateLimit = 0
+	eachWith(t, apitest.Options{Config: &cfg, Deps: func(d *api.Deps, st *store.Store) {
+		d.Scans = activescan.New(activescan.Options{}, activescan.Deps{Store: scanstore.New(st), Now: d.Now})
+	}}, func(t *testing.T, e *apitest.Env) {
+		ctx := context.Background()
+		const credits, requests = 20, 60
+		acct, key := e.Account(periscope.Account{Company: "Racer", Enterprise: true, OEM: true, CreditsPerMonth: credits, OEMCreditsPerMonth: credits})
+		var org struct {
+			ID string `json:"id"`
+		}
+		e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]any{"name": "Race"}).JSON(t, &org)
+		if r := e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/ip-ranges", key, map[string]any{"ip_range": "8.8.0.0/16"}); r.Status != 201 {
+			t.Fatalf("add range: %d %s", r.Status, r.Body)
+		}
+		if err := scanstore.New(e.Store).Authorize(ctx, org.ID, periscope.AssetIPRange, "8.8.0.0/16", scanstore.MethodOperator); err != nil {
+			t.Fatal(err)
+		}
+		routes := []struct {
+			name string
+			do   func(i int) apitest.Response
+			used func(a periscope.Account) int64
+		}{
+			{"oem", func(i int) apitest.Response {
+				return e.Do("POST", "/api/v1/oem/on-demand-scan", key, map[string]any{"type": "host", "target": fmt.Sprintf("8.8.%d.%d", i/256, i%256)})
+			}, func(a periscope.Account) int64 { return a.OEMCreditsUsed }},
+			{"enterprise", func(i int) apitest.Response {
+				return e.Do("GET", fmt.Sprintf("/api/v1/enterprise/on-demand-scans?target=8.8.%d.%d", 100+i/256, i%256), key, nil)
+			}, func(a periscope.Account) int64 { return a.CreditsUsed }},
+		}
+		stored := 0
+		for _, rt := range routes {
+			codes := make([]int, requests)
+			var wg sync.WaitGroup
+			for i := range requests {
+				wg.Go(func() { codes[i] = rt.do(i).Status })
+			}
+			wg.Wait()
+			ok, refused := 0, 0
+			var refusedAt []int
+			for i, c := range codes {
+				switch c {
+				case 200:
+					ok++
+				case 403:
+					refused++
+					refusedAt = append(refusedAt, i)
+				default:
+					t.Fatalf("%s: request %d answered %d", rt.name, i, c)
+				}
+			}
+			var n int
+			if err := e.Store.DB().QueryRowContext(ctx, e.Store.Rebind(`SELECT COUNT(*) FROM scans WHERE account_id = ?`), acct.ID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			a, err := e.Store.Account(ctx, acct.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored = n - stored
+			t.Logf("%s: %d requests, %d answered 200, %d refused, %d scans stored, %d credits taken", rt.name, requests, ok, refused, stored, rt.used(a))
+			if ok != credits || refused != requests-credits || stored != credits || rt.used(a) != credits {
+				t.Fatalf("%s: %d answered 200, %d refused, %d scans stored, %d credits taken; want %d each", rt.name, ok, refused, stored, rt.used(a), credits)
+			}
+			stored = n
+			if r := rt.do(refusedAt[0]); r.Status != 403 || strings.Contains(string(r.Body), "deduplicated") {
+				t.Fatalf("%s: a refused target asked again: %d %s", rt.name, r.Status, r.Body)
+			}
 		}
 	})
 }

@@ -50,6 +50,11 @@ func (s *Server) handleWhoisLookup(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	// A lookup may query a registry: the credit first, so a request the
+	// account cannot pay for queries nothing.
+	if err := s.chargeBefore(w, r); err != nil {
+		return err
+	}
 	res, err := s.whois.Lookup(r.Context(), domain, tld, b.NoCache)
 	var un *whoislookup.UnavailableError
 	if errors.As(err, &un) {

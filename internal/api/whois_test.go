@@ -2,12 +2,15 @@ package api_test
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,6 +32,8 @@ type whoisUpstream struct {
 	rdapURL   string
 	whoisAddr string
 	throttled atomic.Bool
+	// queries counts the domain queries the RDAP registry answered.
+	queries atomic.Int64
 }
 
 func newWhoisUpstream(t *testing.T) *whoisUpstream {
@@ -39,6 +44,9 @@ func newWhoisUpstream(t *testing.T) *whoisUpstream {
 	}
 	itRaw, _ := os.ReadFile("testdata/whois/it_google.it.txt")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/com/v1/domain/") {
+			u.queries.Add(1)
+		}
 		switch {
 		case u.throttled.Load():
 			w.Header().Set("Retry-After", "42")
@@ -174,6 +182,49 @@ func TestWhoisNotConfigured(t *testing.T) {
 		_, oem := e.Account(periscope.Account{Company: "OEM", Plan: "enterprise", Enterprise: true, OEM: true, OEMCreditsPerMonth: 100})
 		if r := e.Do("POST", "/api/v1/oem/whois/lookup", oem, map[string]any{"domain": "google.com"}); r.Status != 503 {
 			t.Fatalf("no service: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// TestWhoisLookupChargesBeforeQuerying: concurrent lookups of distinct
+// names from an account with fewer OEM credits than lookups. The credit is
+// taken before the registry is asked, so the registry answers at most as
+// many queries as credits were taken, and refused requests ask nothing.
+func TestWhoisLookupChargesBeforeQuerying(t *testing.T) {
+	u := newWhoisUpstream(t)
+	o := whoisOptions(t, u)
+	cfg := api.DefaultConfig()
+	cfg.RateLimit = 0
+	o.Config = &cfg
+	eachWith(t, o, func(t *testing.T, e *apitest.Env) {
+		u.throttled.Store(false)
+		const credits, requests = 5, 30
+		acct, oem := e.Account(periscope.Account{Company: "Racer", Plan: "enterprise", Enterprise: true, OEM: true, OEMCreditsPerMonth: credits})
+		before := u.queries.Load()
+		codes := make([]int, requests)
+		var wg sync.WaitGroup
+		for i := range requests {
+			wg.Go(func() {
+				codes[i] = e.Do("POST", "/api/v1/oem/whois/lookup", oem, map[string]any{"domain": fmt.Sprintf("race-%d.com", i)}).Status
+			})
+		}
+		wg.Wait()
+		ok := 0
+		for _, c := range codes {
+			if c == 200 {
+				ok++
+			} else if c != 403 {
+				t.Fatalf("answers %v", codes)
+			}
+		}
+		a, err := e.Store.Account(context.Background(), acct.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queried := u.queries.Load() - before
+		t.Logf("%d lookups, %d answered 200, %d credits taken, %d registry queries", requests, ok, a.OEMCreditsUsed, queried)
+		if ok != credits || a.OEMCreditsUsed != credits || queried > credits {
+			t.Fatalf("%d answered 200, %d credits taken, %d registry queries; want %d, %d, at most %d", ok, a.OEMCreditsUsed, queried, credits, credits, credits)
 		}
 	})
 }

@@ -49,7 +49,7 @@ func (c *Instances) register(fs *flag.FlagSet, getenv Getenv) error {
 	}
 	fs.StringVar(&c.RateLimitStore, "rate-limit-store", store, "where rate-limit counts live: memory (this process) or redis://host:6379/0 shared by every instance (env PERISCOPE_RATE_LIMIT_STORE)")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", ttl, "lease time of background jobs on PostgreSQL: a dead instance's jobs move to another within 4/3 of it (env PERISCOPE_LEASE_TTL)")
-	fs.IntVar(&c.AssetChangeLimit, "asset-change-limit", acl, "organization and asset changes per minute per account; 0 turns it off (env PERISCOPE_ASSET_CHANGE_LIMIT)")
+	fs.IntVar(&c.AssetChangeLimit, "asset-change-limit", acl, "organization, asset and webhook endpoint changes and webhook tests per minute per account; 0 turns it off (env PERISCOPE_ASSET_CHANGE_LIMIT)")
 	fs.IntVar(&c.BrandWorkers, "brand-workers", bw, "goroutines computing the candidates of newly monitored domains (env PERISCOPE_BRAND_WORKERS)")
 	for _, r := range strings.Split(getenv("PERISCOPE_DATABASE_REPLICA"), ",") {
 		if r = strings.TrimSpace(r); r != "" {

@@ -313,6 +313,11 @@ type Request struct {
 	Origin         string
 	TargetType     string
 	Target         string
+	// Charge is the credit pool a new scan costs one credit of
+	// (periscope.PoolNone: free, as scheduled scans are). The credit is
+	// taken in the transaction that queues the scan: with the pool spent,
+	// nothing is queued and the error is the pool's.
+	Charge periscope.Pool
 }
 
 const (
@@ -348,9 +353,16 @@ func (st *Store) Enqueue(ctx context.Context, r Request, window time.Duration) (
 		if err != nil {
 			return fmt.Errorf("record scan request: %w", err)
 		}
+		if _, err := tx.Reserve(ctx, r.AccountID, r.Charge, 1); err != nil {
+			return err
+		}
 		_, err = tx.Exec(ctx, insertScan, id, r.AccountID, r.OrganizationID, r.Origin, r.TargetType, r.Target, StatusQueued, now)
 		return err
 	})
+	var pe *periscope.Error
+	if errors.As(err, &pe) {
+		return Scan{}, false, err
+	}
 	if err != nil {
 		return Scan{}, false, fmt.Errorf("queue scan of %s: %w", r.Target, err)
 	}

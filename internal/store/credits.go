@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -15,25 +16,53 @@ import (
 // back with Refund when the work fails.
 func (s *Store) Reserve(ctx context.Context, accountID string, pool periscope.Pool, n int64) (period string, err error) {
 	period = periscope.Period(s.Now())
-	var q string
+	q := reserveSQL(pool)
+	if q == "" {
+		return period, nil
+	}
+	res, err := s.ExecPrepared(ctx, q, period, n, period, period, accountID, period, n)
+	s.auth.invalidate(accountID) // cached principals carry usage counters
+	return s.reserved(res, err, pool, period)
+}
+
+// Reserve takes n credits inside the transaction, as Store.Reserve does:
+// work that must exist only if it was paid for (a queued scan) is written
+// in the same transaction, so a refused charge leaves nothing behind.
+func (t *Tx) Reserve(ctx context.Context, accountID string, pool periscope.Pool, n int64) (period string, err error) {
+	period = periscope.Period(t.s.Now())
+	q := reserveSQL(pool)
+	if q == "" {
+		return period, nil
+	}
+	res, err := t.Exec(ctx, q, period, n, period, period, accountID, period, n)
+	// Before and after the commit: a principal cached in between would
+	// carry the old usage for the cache's short life at most.
+	t.s.auth.invalidate(accountID)
+	return t.s.reserved(res, err, pool, period)
+}
+
+// reserveSQL is the conditional debit of a pool ("" for PoolNone).
+// Arguments: period, n, period, period, account id, period, n.
+func reserveSQL(pool periscope.Pool) string {
 	switch pool {
 	case periscope.PoolMonthly:
-		q = `UPDATE accounts SET
+		return `UPDATE accounts SET
 			credits_used = (CASE WHEN credits_period = ? THEN credits_used ELSE 0 END) + ?,
 			oem_credits_used = CASE WHEN credits_period = ? THEN oem_credits_used ELSE 0 END,
 			credits_period = ?
 		WHERE id = ? AND (CASE WHEN credits_period = ? THEN credits_used ELSE 0 END) + ? <= credits_per_month`
 	case periscope.PoolOEM:
-		q = `UPDATE accounts SET
+		return `UPDATE accounts SET
 			oem_credits_used = (CASE WHEN credits_period = ? THEN oem_credits_used ELSE 0 END) + ?,
 			credits_used = CASE WHEN credits_period = ? THEN credits_used ELSE 0 END,
 			credits_period = ?
 		WHERE id = ? AND (CASE WHEN credits_period = ? THEN oem_credits_used ELSE 0 END) + ? <= oem_credits_per_month`
-	default:
-		return period, nil
 	}
-	res, err := s.ExecPrepared(ctx, q, period, n, period, period, accountID, period, n)
-	s.auth.invalidate(accountID) // cached principals carry usage counters
+	return ""
+}
+
+// reserved reads the debit's outcome: one row changed, or the pool is spent.
+func (s *Store) reserved(res sql.Result, err error, pool periscope.Pool, period string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reserve credits: %w", err)
 	}

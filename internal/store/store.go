@@ -322,7 +322,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	tx := &Tx{tx: sqlTx, d: s.dialect}
+	tx := &Tx{tx: sqlTx, d: s.dialect, s: s}
 	if err := fn(tx); err != nil {
 		sqlTx.Rollback()
 		return err
@@ -338,6 +338,7 @@ type Tx struct {
 	tx    *sql.Tx
 	d     dialect
 	stmts map[string]*sql.Stmt
+	s     *Store
 }
 
 // prepared returns a statement prepared for the rest of the transaction
@@ -366,7 +367,7 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
-	return &Tx{tx: sqlTx, d: s.dialect}, nil
+	return &Tx{tx: sqlTx, d: s.dialect, s: s}, nil
 }
 
 // Commit commits a transaction from Begin.
