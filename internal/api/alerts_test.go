@@ -377,7 +377,7 @@ func TestWebhookChangesCountInTheChangeLimit(t *testing.T) {
 		var org, ep struct {
 			ID string `json:"id"`
 		}
-		e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]any{"name": "Hooks"}).JSON(t, &org) // 1
+		e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]any{"name": "Hooks"}).JSON(t, &org)                                  // 1
 		r := e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/webhooks", key, map[string]any{"url": "https://hooks.example.com/in"}) // 2
 		if r.Status != 201 {
 			t.Fatalf("create: %d %s", r.Status, r.Body)
