@@ -78,6 +78,26 @@ func (s *Server) Call(r *http.Request, p periscope.Principal, method, target str
 	return Answer{Status: buf.statusCode(), Header: buf.header, Body: buf.body.Bytes()}
 }
 
+// Forward runs an API route like Call but writes its answer to w as the
+// route writes it (an export streamed to the browser as the API streams
+// it, with its own content type and disposition).
+func (s *Server) Forward(w http.ResponseWriter, r *http.Request, p periscope.Principal, method, target string) {
+	outer := info(r.Context())
+	outer.keyPrefix, outer.accountID = p.Key.Prefix, p.Account.ID
+	if !strings.HasPrefix(target, "/api/v1/") {
+		s.writeError(w, r, errNotFound)
+		return
+	}
+	in := &requestInfo{id: outer.id, principal: p, authed: true, session: true, page: outer}
+	req, err := http.NewRequestWithContext(context.WithValue(r.Context(), ctxInfo, in), method, target, nil)
+	if err != nil {
+		s.writeError(w, r, periscope.Errorf(periscope.EInvalid, "The request could not be made."))
+		return
+	}
+	req.RemoteAddr = r.RemoteAddr
+	s.mux.ServeHTTP(w, req)
+}
+
 // Allow applies to a console action that no API route serves (the
 // account's keys, one alert by id) what the wrapper applies to an
 // Enterprise route of the general family: the key's rate limit, then the

@@ -2,9 +2,10 @@ package console
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -255,68 +256,95 @@ func (c *Console) handleAlertState(w http.ResponseWriter, v *visit) error {
 
 // --- Search ---
 
-// filterToken is one name:value of the search box.
-var filterToken = regexp.MustCompile(`(\w+):("[^"]*"|\S+)|("[^"]*"|\S+)`)
+// searchFacets are the facets shown beside the results.
+const searchFacets = "port:6,product:6,country:6,org:6"
 
-// searchFilters turns the search box into FullHunt global-search filters:
-// name:value pairs (port:443 tech:nginx is_cloud:true), a bare word being
-// a domain. A value of digits is a number and true/false a boolean, as
-// the API's filters take them; the API rejects unknown names.
-func searchFilters(q string) map[string]any {
-	out := map[string]any{}
-	add := func(name string, v any) {
-		switch prev := out[name].(type) {
-		case nil:
-			out[name] = v
-		case []any:
-			out[name] = append(prev, v)
-		default:
-			out[name] = []any{prev, v}
-		}
-	}
-	for _, m := range filterToken.FindAllStringSubmatch(q, 50) {
-		name, raw := m[1], m[2]
-		if name == "" {
-			name, raw = "domain", m[3]
-		}
-		raw = strings.Trim(raw, `"`)
-		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
-			add(name, n)
-		} else if b, err := strconv.ParseBool(raw); err == nil && (raw == "true" || raw == "false") {
-			add(name, b)
-		} else {
-			add(name, raw)
-		}
-	}
-	return out
+// facetGroup is one facet's values, each with the search that adds it.
+type facetGroup struct {
+	Name   string
+	Values []facetValue
 }
 
-// handleSearch answers GET /search?q=: the host search (a credit a page).
+type facetValue struct {
+	Value string
+	Count json.Number
+	Add   string // the query with name:value added
+}
+
+// handleSearch answers GET /search?q=&page=: the host query language
+// (GET /hosts/search: a credit a page), 50 hosts a page, facets beside
+// them (a value's link adds it to the query), and export links.
 func (c *Console) handleSearch(w http.ResponseWriter, v *visit) error {
 	q := v.r.URL.Query()
 	text := strings.TrimSpace(q.Get("q"))
-	data := map[string]any{"Q": text, "Page": pageNumber(q)}
+	pageN := pageNumber(q)
+	data := map[string]any{"Q": text, "Page": pageN}
 	if text == "" {
 		return c.render(w, v, "search", "Search", data)
 	}
-	body := searchFilters(text)
-	body["page"] = pageNumber(q)
-	body["limit"] = 50
-	var res map[string]any
-	err := v.call(http.MethodPost, "/api/v1/global/search", body, &res)
+	api := url.Values{"query": {text}, "facets": {searchFacets}, "page": {strconv.Itoa(pageN)}, "limit": {"50"}}
+	var res struct {
+		Total  int                         `json:"total"`
+		Limit  int                         `json:"limit"`
+		Match  []any                       `json:"matches"`
+		Facets map[string][]map[string]any `json:"facets"`
+	}
+	err := v.call(http.MethodGet, "/api/v1/hosts/search?"+api.Encode(), nil, &res)
 	if msg, ok := formError(err); ok {
 		return c.renderStatus(w, v, http.StatusOK, "search", page{Title: "Search", Notice: msg, Data: data})
 	}
 	if err != nil {
 		return err
 	}
-	data["Result"] = res
-	if n, ok := res["total_pages"].(json.Number); ok {
-		if pages, err := n.Int64(); err == nil {
-			data["Pages"] = int(pages)
+	data["Total"], data["Matches"] = res.Total, res.Match
+	if res.Limit > 0 {
+		data["Pages"] = (res.Total + res.Limit - 1) / res.Limit
+	}
+	var groups []facetGroup
+	for _, name := range strings.Split(searchFacets, ",") {
+		name, _, _ = strings.Cut(name, ":")
+		g := facetGroup{Name: name}
+		for _, fv := range res.Facets[name] {
+			val := fmt.Sprint(fv["value"])
+			n, _ := fv["count"].(json.Number)
+			term := name + ":" + quoteValue(val)
+			if slices.Contains(strings.Fields(text), term) {
+				continue // already in the query
+			}
+			g.Values = append(g.Values, facetValue{Value: val, Count: n, Add: text + " " + term})
+		}
+		if len(g.Values) > 0 {
+			groups = append(groups, g)
 		}
 	}
+	data["Facets"] = groups
 	return c.render(w, v, "search", "Search", data)
+}
+
+// quoteValue writes a facet value as the query language reads it: quoted
+// when it holds anything but letters, digits and . - _.
+func quoteValue(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+var exportFormats = map[string]bool{"csv": true, "ndjson": true, "ips": true}
+
+// handleSearchExport answers GET /search/export?q=&format=: every match,
+// streamed by GET /hosts/export as the API streams it (and charged as the
+// API charges it).
+func (c *Console) handleSearchExport(w http.ResponseWriter, v *visit) error {
+	q := v.r.URL.Query()
+	format := q.Get("format")
+	if !exportFormats[format] {
+		return periscope.Errorf(periscope.EInvalid, "format must be csv, ndjson or ips.")
+	}
+	c.api.Forward(w, v.r, v.p, http.MethodGet, "/api/v1/hosts/export?"+url.Values{"query": {q.Get("q")}, "format": {format}}.Encode())
+	return nil
 }
 
 // --- Scans ---

@@ -33,6 +33,7 @@ import (
 type API interface {
 	HandlePage(pattern string, h http.Handler)
 	Call(r *http.Request, p periscope.Principal, method, target string, body []byte) api.Answer
+	Forward(w http.ResponseWriter, r *http.Request, p periscope.Principal, method, target string)
 	Allow(r *http.Request, p periscope.Principal, enterprise bool) error
 	AuthFailed(r *http.Request) error
 }

@@ -3,12 +3,15 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/periscope-oss/periscope/internal/alertstore"
@@ -309,7 +312,7 @@ func TestEveryPageIsSafeAndAnswers(t *testing.T) {
 		}
 		b := e.browser()
 		b.mustSignIn(key)
-		for _, path := range []string{"/", "/search", "/search?q=domain:example.com", "/hosts/api.example.com", "/domains/example.com",
+		for _, path := range []string{"/", "/search", "/search?q=domain:example.com", "/hosts/api.example.com", "/hosts/api.example.com?history=1", "/domains/example.com",
 			"/organizations", "/organizations/" + org.ID, "/alerts", "/alerts?state=open&severity=high", "/alerts/" + al.ID,
 			"/vulnerabilities", "/vulnerabilities?q=log4j", "/brand", "/darkweb", "/scans", "/settings", "/logout"} {
 			p := b.get(path)
@@ -537,3 +540,99 @@ func TestSettingsShowNewSecretsOnce(t *testing.T) {
 		}
 	})
 }
+
+func TestSearchFacetsPagingAndExport(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		_, key := enterprise(e, "Acme")
+		var hs []host.Host
+		for i := range 60 {
+			hs = append(hs, host.Host{Host: fmt.Sprintf("h%02d.example.com", i), Domain: "example.com", TLD: "com", Subdomain: fmt.Sprintf("h%02d", i),
+				NetworkPorts: []int{443}})
+		}
+		hs[0].NetworkPorts = []int{443, 8443}
+		if _, err := e.Hosts.UpsertHosts(context.Background(), hs); err != nil {
+			t.Fatal(err)
+		}
+		b := e.browser()
+		b.mustSignIn(key)
+		p := b.get("/search?q=" + url.QueryEscape("domain:example.com"))
+		if p.Status != 200 || !strings.Contains(p.Body, "60 hosts · page 1 of 2") {
+			t.Fatalf("search: %d %s", p.Status, p.Body)
+		}
+		// A facet value's link adds it to the query; the next page is linked.
+		for _, want := range []string{`href="/search?q=domain%3Aexample.com&#43;port%3A8443"`, `href="/search?page=2&amp;q=domain%3Aexample.com"`,
+			`href="/search/export?q=domain%3aexample.com&amp;format=csv"`} {
+			if !strings.Contains(p.Body, want) {
+				t.Errorf("search page lacks %s", want)
+			}
+		}
+		if p := b.get("/search?q=" + url.QueryEscape("domain:example.com port:443")); strings.Contains(p.Body, `port%3A443&#43;port%3A443"`) {
+			t.Errorf("a facet value already in the query is offered again")
+		}
+		if p := b.get("/search?page=2&q=" + url.QueryEscape("domain:example.com")); !strings.Contains(p.Body, "page 2 of 2") || strings.Count(p.Body, `href="/hosts/`) != 10 {
+			t.Errorf("page 2: %d hosts", strings.Count(p.Body, `href="/hosts/`))
+		}
+		// A query the language refuses is its message on the page.
+		if p := b.get("/search?q=" + url.QueryEscape("nosuch:1")); p.Status != 200 || !strings.Contains(p.Body, "unknown field") {
+			t.Errorf("bad query: %d", p.Status)
+		}
+		p = b.get("/search/export?format=csv&q=" + url.QueryEscape("domain:example.com port:8443"))
+		if p.Status != 200 || !strings.HasPrefix(p.Header.Get("Content-Type"), "text/csv") || !strings.Contains(p.Body, "h00.example.com") || strings.Contains(p.Body, "h01.example.com") {
+			t.Errorf("export: %d %s %q", p.Status, p.Header.Get("Content-Type"), p.Body)
+		}
+	})
+}
+
+// TestPagesInAccessLogAndMetrics: console pages are counted by route
+// pattern, and logged with the key's prefix and account, never a path's
+// ids in a metric label nor the query string in the log.
+func TestPagesInAccessLogAndMetrics(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	e := apitest.New(t, "sqlite", apitest.Options{Deps: func(d *api.Deps, _ *store.Store) {
+		d.Log = slog.New(slog.NewJSONHandler(writerFunc(func(b []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return logs.Write(b)
+		}), nil))
+	}})
+	c, err := console.New(console.Config{}, e.Server, e.Store, e.Store, alertstore.New(e.Store), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Mount()
+	en := &env{Env: e, t: t}
+	a, key := enterprise(en, "Acme")
+	org := newOrg(t, en, a.ID, "Acme Org")
+	al := addAlert(t, en, a.ID, org.ID, "Port 8443 opened")
+	b := en.browser()
+	b.mustSignIn(key)
+	if p := b.get("/alerts/" + al.ID + "?secret=s3cr3t"); p.Status != 200 {
+		t.Fatalf("alert page: %d", p.Status)
+	}
+	resp, err := http.Get(e.HTTP.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `route="GET /alerts/{id}"`) || strings.Contains(string(metrics), al.ID) {
+		t.Errorf("metrics: the page's route pattern missing, or its id present")
+	}
+	mu.Lock()
+	log := logs.String()
+	mu.Unlock()
+	var line map[string]any
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, `"GET /alerts/{id}"`) {
+			json.Unmarshal([]byte(l), &line)
+		}
+	}
+	if line == nil || line["account"] != a.ID || line["key"] != key[:8] || strings.Contains(log, "s3cr3t") || strings.Contains(log, key) {
+		t.Errorf("access log line %v (query or key in the log: %v)", line, strings.Contains(log, "s3cr3t") || strings.Contains(log, key))
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

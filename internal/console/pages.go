@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"html/template"
 	"net/http"
 	"net/url"
 	"sort"
@@ -84,14 +85,23 @@ func (c *Console) handleOverview(w http.ResponseWriter, v *visit) error {
 	return c.render(w, v, "overview", "Overview", o)
 }
 
-// handleHost answers GET /hosts/{host}: the API's host record (a credit).
+// handleHost answers GET /hosts/{host}: the API's host record (a credit),
+// and with ?history=1 its change history from the ledger (another).
 func (c *Console) handleHost(w http.ResponseWriter, v *visit) error {
 	name := v.r.PathValue("host")
 	s, err := v.fetch("/api/v1/host/" + url.PathEscape(name))
 	if err != nil {
 		return err
 	}
-	return c.render(w, v, "host", name, map[string]any{"Name": name, "Host": s})
+	data := map[string]any{"Name": name, "Host": s}
+	if v.r.URL.Query().Get("history") == "1" {
+		h, err := v.fetch("/api/v1/host/" + url.PathEscape(name) + "/history")
+		if err != nil {
+			return err
+		}
+		data["History"] = h
+	}
+	return c.render(w, v, "host", name, data)
 }
 
 // handleDomain answers GET /domains/{domain}: details (hosts, WHOIS) and
@@ -99,20 +109,24 @@ func (c *Console) handleHost(w http.ResponseWriter, v *visit) error {
 func (c *Console) handleDomain(w http.ResponseWriter, v *visit) error {
 	name := v.r.PathValue("domain")
 	resolvable := v.r.URL.Query().Get("resolvable") == "1"
-	only := ""
+	pageN := pageNumber(v.r.URL.Query())
+	only := url.Values{}
 	if resolvable {
-		only = "?resolvable_only=true"
+		only.Set("resolvable_only", "true")
 	}
-	details, err := v.fetch("/api/v1/domain/" + url.PathEscape(name) + "/details" + only)
+	subs := "/api/v1/domain/" + url.PathEscape(name) + "/subdomains?" + only.Encode()
+	only.Set("limit", "50")
+	only.Set("page", strconv.Itoa(pageN))
+	details, err := v.fetch("/api/v1/domain/" + url.PathEscape(name) + "/details?" + only.Encode())
 	if err != nil {
 		return err
 	}
-	subdomains, err := v.fetch("/api/v1/domain/" + url.PathEscape(name) + "/subdomains" + only)
+	subdomains, err := v.fetch(subs)
 	if err != nil {
 		return err
 	}
 	return c.render(w, v, "domain", name, map[string]any{"Name": name, "Details": details, "Subdomains": subdomains,
-		"Resolvable": resolvable})
+		"Resolvable": resolvable, "Page": pageN, "Prev": pageURL(v.r.URL, pageN-1), "Next": pageURL(v.r.URL, pageN+1)})
 }
 
 // handleVulnerabilities answers GET /vulnerabilities?q=: the vulnerability
@@ -179,15 +193,18 @@ func (c *Console) handleBrand(w http.ResponseWriter, v *visit) error {
 // handleDarkweb answers GET /darkweb: compromised credentials and
 // discovered emails of the account's domains, masked by the API.
 func (c *Console) handleDarkweb(w http.ResponseWriter, v *visit) error {
-	creds, err := v.fetch("/api/v1/enterprise/darkweb/compromised-credentials")
+	pageN := pageNumber(v.r.URL.Query())
+	paging := "?per_page=50&page=" + strconv.Itoa(pageN)
+	creds, err := v.fetch("/api/v1/enterprise/darkweb/compromised-credentials" + paging)
 	if err != nil {
 		return err
 	}
-	emails, err := v.fetch("/api/v1/enterprise/darkweb/discovered-emails")
+	emails, err := v.fetch("/api/v1/enterprise/darkweb/discovered-emails" + paging)
 	if err != nil {
 		return err
 	}
-	return c.render(w, v, "darkweb", "Dark web", map[string]any{"Credentials": creds, "Emails": emails})
+	return c.render(w, v, "darkweb", "Dark web", map[string]any{"Credentials": creds, "Emails": emails,
+		"Page": pageN, "Prev": pageURL(v.r.URL, pageN-1), "Next": pageURL(v.r.URL, pageN+1)})
 }
 
 // pageNumber reads ?page=, 1 when absent or not a positive number.
@@ -207,4 +224,14 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// pageURL is the page's own URL at page n ("" before the first).
+func pageURL(u *url.URL, n int) template.URL {
+	if n < 1 {
+		return ""
+	}
+	q := u.Query()
+	q.Set("page", strconv.Itoa(n))
+	return template.URL(u.Path + "?" + q.Encode())
 }

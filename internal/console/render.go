@@ -34,7 +34,6 @@ func (c *Console) parseTemplates() (map[string]*pageTemplate, error) {
 		"asset": c.assets.url,
 		"unix":  unixTime,
 		"path":  url.PathEscape,
-		"query": url.QueryEscape,
 		"json": func(v any) (string, error) {
 			b, err := json.Marshal(v)
 			return string(b), err
@@ -45,7 +44,8 @@ func (c *Console) parseTemplates() (map[string]*pageTemplate, error) {
 		"verified":  verified,
 		"list":      func(s ...string) []string { return s },
 		"asList":    asSlice,
-		"pageQuery": pageQuery,
+		"alertsURL": alertsURL,
+		"searchURL": searchURL,
 		"clip": func(s any) string {
 			t := fmt.Sprint(s)
 			if r := []rune(t); len(r) > 300 {
@@ -312,8 +312,9 @@ func verified(org any, value string) string {
 	return "—"
 }
 
-// pageQuery is the query string of the alerts page n with filters f.
-func pageQuery(f map[string]string, n int) string {
+// alertsURL is the alerts page n with filters f (a whole URL, so the
+// template does not escape its query string again).
+func alertsURL(f map[string]string, n int) template.URL {
 	q := url.Values{}
 	for k, v := range f {
 		if v != "" && k != "page" {
@@ -321,5 +322,14 @@ func pageQuery(f map[string]string, n int) string {
 		}
 	}
 	q.Set("page", fmt.Sprint(n))
-	return q.Encode()
+	return template.URL("/alerts?" + q.Encode())
+}
+
+// searchURL is the search page n of query q.
+func searchURL(q string, n int) template.URL {
+	v := url.Values{"q": {q}}
+	if n > 1 {
+		v.Set("page", fmt.Sprint(n))
+	}
+	return template.URL("/search?" + v.Encode())
 }
