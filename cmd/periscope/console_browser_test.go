@@ -206,6 +206,7 @@ func consoleInBrowser(t *testing.T, exe, engine, shots string) {
 		b.shot(t, shots, p.name)
 	}
 
+	var loc string
 	// The overview's chart is drawn by uPlot under the strict CSP.
 	var canvases int
 	b.run(t, "chart", chromedp.Navigate(s.base+"/"), chromedp.WaitVisible("#alerts-chart canvas", chromedp.ByQuery),
@@ -213,6 +214,17 @@ func consoleInBrowser(t *testing.T, exe, engine, shots string) {
 	if canvases == 0 {
 		t.Errorf("the overview chart was not drawn")
 	}
+
+	// htmx loads the search's facets beside the results; a facet value's
+	// link adds it to the query.
+	var facetLinks int
+	b.run(t, "facets", chromedp.Navigate(s.base+"/search?q=domain:megacorp.com"), chromedp.WaitVisible("aside .facet-list a", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("aside .facet-list a").length`, &facetLinks),
+		chromedp.Click("aside .facet-list a", chromedp.ByQuery), chromedp.WaitVisible("main h1", chromedp.ByQuery), chromedp.Location(&loc))
+	if facetLinks == 0 || !strings.Contains(loc, "q=domain%3Amegacorp.com+") {
+		t.Errorf("facets: %d links; after clicking one at %s", facetLinks, loc)
+	}
+	b.shot(t, shots, "search")
 
 	// 360 px wide: the pages reflow (wide tables scroll in their own box).
 	b.run(t, "narrow", chromedp.EmulateViewport(360, 780))
@@ -228,7 +240,7 @@ func consoleInBrowser(t *testing.T, exe, engine, shots string) {
 	b.run(t, "wide", chromedp.EmulateViewport(1440, 900))
 
 	// One action a page: create an organization...
-	var flash, loc string
+	var flash string
 	b.open(t, s.base+"/organizations")
 	b.run(t, "create organization", chromedp.SendKeys("#org-name", "Red team", chromedp.ByID),
 		chromedp.Click(`form[action="/organizations"] button[type=submit]`, chromedp.ByQuery),

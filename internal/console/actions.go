@@ -272,8 +272,10 @@ type facetValue struct {
 }
 
 // handleSearch answers GET /search?q=&page=: the host query language
-// (GET /hosts/search: a credit a page), 50 hosts a page, facets beside
-// them (a value's link adds it to the query), and export links.
+// (GET /hosts/search: a credit a page), 50 hosts a page, and export
+// links. Facets are counted apart (handleSearchFacets, free) and loaded
+// into the page by htmx, so the results do not wait for them; without
+// JavaScript, ?facets=1 renders them inline.
 func (c *Console) handleSearch(w http.ResponseWriter, v *visit) error {
 	q := v.r.URL.Query()
 	text := strings.TrimSpace(q.Get("q"))
@@ -282,12 +284,11 @@ func (c *Console) handleSearch(w http.ResponseWriter, v *visit) error {
 	if text == "" {
 		return c.render(w, v, "search", "Search", data)
 	}
-	api := url.Values{"query": {text}, "facets": {searchFacets}, "page": {strconv.Itoa(pageN)}, "limit": {"50"}}
+	api := url.Values{"query": {text}, "page": {strconv.Itoa(pageN)}, "limit": {"50"}}
 	var res struct {
-		Total  int                         `json:"total"`
-		Limit  int                         `json:"limit"`
-		Match  []any                       `json:"matches"`
-		Facets map[string][]map[string]any `json:"facets"`
+		Total int   `json:"total"`
+		Limit int   `json:"limit"`
+		Match []any `json:"matches"`
 	}
 	err := v.call(http.MethodGet, "/api/v1/hosts/search?"+api.Encode(), nil, &res)
 	if msg, ok := formError(err); ok {
@@ -299,6 +300,38 @@ func (c *Console) handleSearch(w http.ResponseWriter, v *visit) error {
 	data["Total"], data["Matches"] = res.Total, res.Match
 	if res.Limit > 0 {
 		data["Pages"] = (res.Total + res.Limit - 1) / res.Limit
+	}
+	if q.Get("facets") == "1" {
+		if data["Facets"], err = facets(v, text); err != nil {
+			return err
+		}
+	}
+	return c.render(w, v, "search", "Search", data)
+}
+
+// handleSearchFacets answers GET /search/facets?q=: the facet panel of a
+// query (GET /hosts/count, free), the fragment htmx puts beside the
+// results.
+func (c *Console) handleSearchFacets(w http.ResponseWriter, v *visit) error {
+	text := strings.TrimSpace(v.r.URL.Query().Get("q"))
+	groups, err := facets(v, text)
+	if _, ok := formError(err); ok {
+		groups, err = nil, nil // the results page shows the query's error
+	}
+	if err != nil {
+		return err
+	}
+	return c.renderFragment(w, v, "search", "facets", map[string]any{"Q": text, "Facets": groups})
+}
+
+// facets counts the facets of a query, each value with the query that
+// adds it (values already in the query left out).
+func facets(v *visit, text string) ([]facetGroup, error) {
+	var res struct {
+		Facets map[string][]map[string]any `json:"facets"`
+	}
+	if err := v.get("/api/v1/hosts/count?"+url.Values{"query": {text}, "facets": {searchFacets}}.Encode(), &res); err != nil {
+		return nil, err
 	}
 	var groups []facetGroup
 	for _, name := range strings.Split(searchFacets, ",") {
@@ -317,8 +350,7 @@ func (c *Console) handleSearch(w http.ResponseWriter, v *visit) error {
 			groups = append(groups, g)
 		}
 	}
-	data["Facets"] = groups
-	return c.render(w, v, "search", "Search", data)
+	return groups, nil
 }
 
 // quoteValue writes a facet value as the query language reads it: quoted

@@ -559,14 +559,25 @@ func TestSearchFacetsPagingAndExport(t *testing.T) {
 		if p.Status != 200 || !strings.Contains(p.Body, "60 hosts · page 1 of 2") {
 			t.Fatalf("search: %d %s", p.Status, p.Body)
 		}
-		// A facet value's link adds it to the query; the next page is linked.
-		for _, want := range []string{`href="/search?q=domain%3Aexample.com&#43;port%3A8443"`, `href="/search?page=2&amp;q=domain%3Aexample.com"`,
-			`href="/search/export?q=domain%3aexample.com&amp;format=csv"`} {
+		for _, want := range []string{`href="/search?page=2&amp;q=domain%3Aexample.com"`, `href="/search/export?q=domain%3aexample.com&amp;format=csv"`,
+			`hx-get="/search/facets?q=domain%3Aexample.com"`} {
 			if !strings.Contains(p.Body, want) {
 				t.Errorf("search page lacks %s", want)
 			}
 		}
-		if p := b.get("/search?q=" + url.QueryEscape("domain:example.com port:443")); strings.Contains(p.Body, `port%3A443&#43;port%3A443"`) {
+		// A facet value's link adds it to the query: in the fragment htmx
+		// loads, and inline without JavaScript.
+		frag := b.get("/search/facets?q=" + url.QueryEscape("domain:example.com"))
+		inline := b.get("/search?facets=1&q=" + url.QueryEscape("domain:example.com"))
+		for _, p := range []page{frag, inline} {
+			if !strings.Contains(p.Body, `href="/search?q=domain%3Aexample.com&#43;port%3A8443"`) {
+				t.Errorf("facets lack the link adding port:8443: %s", p.Body)
+			}
+		}
+		if strings.Contains(frag.Body, "<html") || frag.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("the facet fragment is a whole page, or lacks the CSP")
+		}
+		if p := b.get("/search/facets?q=" + url.QueryEscape("domain:example.com port:443")); strings.Contains(p.Body, `port%3A443&#43;port%3A443"`) {
 			t.Errorf("a facet value already in the query is offered again")
 		}
 		if p := b.get("/search?page=2&q=" + url.QueryEscape("domain:example.com")); !strings.Contains(p.Body, "page 2 of 2") || strings.Count(p.Body, `href="/hosts/`) != 10 {

@@ -46,6 +46,9 @@ func (c *Console) parseTemplates() (map[string]*pageTemplate, error) {
 		"asList":    asSlice,
 		"alertsURL": alertsURL,
 		"searchURL": searchURL,
+		// hx-get is not a URL attribute to html/template: the query is
+		// escaped here.
+		"facetsURL": func(q string) string { return "/search/facets?" + url.Values{"q": {q}}.Encode() },
 		"clip": func(s any) string {
 			t := fmt.Sprint(s)
 			if r := []rune(t); len(r) > 300 {
@@ -157,6 +160,23 @@ func (c *Console) renderStatus(w http.ResponseWriter, v *visit, status int, name
 	headers(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+	return nil
+}
+
+// renderFragment writes one template of a page alone (a part htmx
+// swaps into the page).
+func (c *Console) renderFragment(w http.ResponseWriter, v *visit, name, fragment string, data any) error {
+	t, ok := c.pages[name]
+	if !ok {
+		return fmt.Errorf("no template %q", name)
+	}
+	var buf bytes.Buffer
+	if err := t.t.ExecuteTemplate(&buf, fragment, data); err != nil {
+		return fmt.Errorf("render %s/%s: %w", name, fragment, err)
+	}
+	headers(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(buf.Bytes())
 	return nil
 }

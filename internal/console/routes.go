@@ -16,6 +16,7 @@ func (c *Console) Mount() {
 	h("GET /{$}", c.signedIn(c.handleOverview))
 	h("GET /search", c.signedIn(c.handleSearch))
 	h("GET /search/export", c.signedIn(c.handleSearchExport))
+	h("GET /search/facets", c.signedIn(c.handleSearchFacets))
 	h("GET /hosts/{host}", c.signedIn(c.handleHost))
 	h("GET /domains/{domain}", c.signedIn(c.handleDomain))
 
