@@ -110,151 +110,206 @@ const maxRejectLines = 100
 // cores parsing, enriching and encoding meanwhile).
 func (in *Ingester) Ingest(ctx context.Context, f scan.Format, source string, r io.Reader, progress func(Summary)) (Summary, error) {
 	start := time.Now()
-	sum := Summary{Source: source}
-	size := in.Batch
-	if size <= 0 {
-		size = DefaultBatch
-	}
-	var emitted atomic.Int64
-	batches := make(chan []host.Host, 1)
-	// A second stage prepares each batch (hoststore.PrepareHosts: encoding on
-	// every core) while the writer stores the one before.
-	type preparedBatch struct {
-		b   *hoststore.HostBatch
-		err error
-	}
-	prepared := make(chan preparedBatch, 1)
-	// Prepared batches' slices go back to the parser: a batch of hosts is
-	// large, and a new one each time is fresh memory to fault in.
-	free := make(chan []host.Host, 2)
-	var writeErr error
-	failed := make(chan struct{}) // closed when the writer stops on an error
-	done := make(chan struct{})
-	go func() {
-		defer close(prepared)
-		for batch := range batches {
-			b, err := in.Store.PrepareHosts(batch)
-			if b != nil {
-				b.Source = LedgerSource(f)
-			}
-			clear(batch) // drop the strings it held
-			select {
-			case free <- batch[:0]:
-			default:
-			}
-			select {
-			case prepared <- preparedBatch{b, err}:
-			case <-failed:
-				for range batches { // let the parser's sends complete
-				}
-				return
-			}
-		}
-	}()
-	txHosts := in.TxHosts
-	if txHosts <= 0 {
-		txHosts = DefaultTxHosts
-	}
-	go func() {
-		defer close(done)
-		// The writer keeps a transaction open across batches, committing
-		// every txHosts hosts and at the end.
-		tx := &txBatches{in: in, source: source, sum: &sum, load: hoststore.NewHostLoad()}
-		fail := func(err error) {
-			tx.rollback()
-			writeErr = err
-			close(failed)
-			for range prepared { // let the preparer's sends complete
-			}
-		}
-		for batch := range prepared {
-			err := batch.err
-			if err == nil {
-				err = tx.add(ctx, batch.b)
-			}
-			committed := false
-			if err == nil && tx.hosts >= txHosts {
-				err, committed = tx.commit(ctx), true
-			}
-			if err == nil && progress != nil {
-				// Read is final only when parsing ends; until then it
-				// counts the observations parsed so far. Between commits
-				// the open transaction's counts are shown with the rest.
-				sum.Read = int(emitted.Load())
-				p := sum
-				if !committed {
-					p.Inserted += tx.st.Inserted
-					p.Updated += tx.st.Updated
-					p.Unchanged += tx.st.Unchanged
-				}
-				progress(p)
-			}
-			if err != nil {
-				fail(err)
-				return
-			}
-		}
-		if err := tx.commit(ctx); err != nil {
-			fail(err)
-		}
-	}()
-	batch := make([]host.Host, 0, size)
-	send := func() error {
-		select {
-		case batches <- batch:
-		case <-failed:
-			return errWriterStopped
-		}
-		select {
-		case batch = <-free:
-		default:
-			batch = make([]host.Host, 0, size)
-		}
-		return nil
-	}
-	stats, err := scan.Parse(f, r, func(h host.Host) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		emitted.Add(1)
-		Enrich(in.Enricher, &h)
-		batch = append(batch, h)
-		if len(batch) >= size {
-			return send()
-		}
-		return nil
-	})
-	// What was read before a parse or read error (a file cut off
-	// mid-record, a dropped connection) is stored too; not after the
-	// writer stopped or the ingest was cancelled.
-	if len(batch) > 0 && ctx.Err() == nil && !errors.Is(err, errWriterStopped) {
-		if serr := send(); err == nil {
-			err = serr
-		}
-	}
-	close(batches)
-	<-done
-	if writeErr != nil {
-		// The writer's error is the cause; the parser only stopped.
-		err = writeErr
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		// Cancelled: the open transaction was rolled back, and whatever
-		// the writer or parser said after is a consequence.
-		err = cerr
-	}
-	sum.Read, sum.Skipped = stats.Records, stats.Skipped
-	sum.Rejected += stats.Rejected
-	for _, rj := range stats.Rejects {
-		if len(sum.Rejects) < maxRejectLines {
-			sum.Rejects = append(sum.Rejects, fmt.Sprintf("%s:%d: %s", source, rj.Line, rj.Reason))
-		}
-	}
-	sum.Duration = time.Since(start)
+	p := in.newPipeline(f, source, progress)
+	go p.prepare()
+	go p.write(ctx)
+	stats, err := p.parse(ctx, r)
+	err = p.wait(ctx, err)
+	sum := p.summary(stats, time.Since(start))
 	if err != nil {
 		return sum, fmt.Errorf("ingest %s %s: %w", f, source, err)
 	}
 	return sum, nil
+}
+
+// pipeline is one Ingest's three stages: the parser (the caller's
+// goroutine) fills batches of enriched observations; the preparer encodes
+// each batch (hoststore.PrepareHosts: on every core) while the writer
+// stores the one before, in transactions of txHosts hosts.
+type pipeline struct {
+	in            *Ingester
+	f             scan.Format
+	source        string
+	size, txHosts int
+	progress      func(Summary)
+
+	sum     Summary      // the writer's counts; Read and the rejects at the end
+	emitted atomic.Int64 // observations parsed so far
+	batch   []host.Host  // the batch the parser fills
+
+	batches  chan []host.Host
+	prepared chan preparedBatch
+	// free takes prepared batches' slices back to the parser: a batch of
+	// hosts is large, and a new one each time is fresh memory to fault in.
+	free     chan []host.Host
+	failed   chan struct{} // closed when the writer stops on an error
+	done     chan struct{} // closed when the writer returns
+	writeErr error
+}
+
+// preparedBatch is a batch the preparer encoded, or its error.
+type preparedBatch struct {
+	b   *hoststore.HostBatch
+	err error
+}
+
+func (in *Ingester) newPipeline(f scan.Format, source string, progress func(Summary)) *pipeline {
+	size := in.Batch
+	if size <= 0 {
+		size = DefaultBatch
+	}
+	txHosts := in.TxHosts
+	if txHosts <= 0 {
+		txHosts = DefaultTxHosts
+	}
+	return &pipeline{in: in, f: f, source: source, size: size, txHosts: txHosts, progress: progress,
+		sum: Summary{Source: source}, batch: make([]host.Host, 0, size),
+		batches: make(chan []host.Host, 1), prepared: make(chan preparedBatch, 1), free: make(chan []host.Host, 2),
+		failed: make(chan struct{}), done: make(chan struct{})}
+}
+
+// prepare is the second stage: it encodes each batch and hands its slice
+// back to the parser.
+func (p *pipeline) prepare() {
+	defer close(p.prepared)
+	for batch := range p.batches {
+		b, err := p.in.Store.PrepareHosts(batch)
+		if b != nil {
+			b.Source = LedgerSource(p.f)
+		}
+		clear(batch) // drop the strings it held
+		select {
+		case p.free <- batch[:0]:
+		default:
+		}
+		select {
+		case p.prepared <- preparedBatch{b, err}:
+		case <-p.failed:
+			for range p.batches { // let the parser's sends complete
+			}
+			return
+		}
+	}
+}
+
+// write is the third stage: it keeps a transaction open across batches,
+// committing every txHosts hosts and at the end, and reports progress
+// after each batch.
+func (p *pipeline) write(ctx context.Context) {
+	defer close(p.done)
+	tx := &txBatches{in: p.in, source: p.source, sum: &p.sum, load: hoststore.NewHostLoad()}
+	fail := func(err error) {
+		tx.rollback()
+		p.writeErr = err
+		close(p.failed)
+		for range p.prepared { // let the preparer's sends complete
+		}
+	}
+	for batch := range p.prepared {
+		err := batch.err
+		if err == nil {
+			err = tx.add(ctx, batch.b)
+		}
+		committed := false
+		if err == nil && tx.hosts >= p.txHosts {
+			err, committed = tx.commit(ctx), true
+		}
+		if err == nil && p.progress != nil {
+			p.report(tx, committed)
+		}
+		if err != nil {
+			fail(err)
+			return
+		}
+	}
+	if err := tx.commit(ctx); err != nil {
+		fail(err)
+	}
+}
+
+// report calls progress with the counts so far. Read is final only when
+// parsing ends; until then it counts the observations parsed so far.
+// Between commits the open transaction's counts are shown with the rest.
+func (p *pipeline) report(tx *txBatches, committed bool) {
+	p.sum.Read = int(p.emitted.Load())
+	s := p.sum
+	if !committed {
+		s.Inserted += tx.st.Inserted
+		s.Updated += tx.st.Updated
+		s.Unchanged += tx.st.Unchanged
+	}
+	p.progress(s)
+}
+
+// parse is the first stage: it parses r, enriches each observation and
+// sends full batches on. What was read before a parse or read error (a
+// file cut off mid-record, a dropped connection) is sent too; not after
+// the writer stopped or the ingest was cancelled.
+func (p *pipeline) parse(ctx context.Context, r io.Reader) (scan.Stats, error) {
+	stats, err := scan.Parse(p.f, r, func(h host.Host) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p.emitted.Add(1)
+		Enrich(p.in.Enricher, &h)
+		p.batch = append(p.batch, h)
+		if len(p.batch) >= p.size {
+			return p.send()
+		}
+		return nil
+	})
+	if len(p.batch) > 0 && ctx.Err() == nil && !errors.Is(err, errWriterStopped) {
+		if serr := p.send(); err == nil {
+			err = serr
+		}
+	}
+	return stats, err
+}
+
+// send hands the batch to the preparer and starts the next.
+func (p *pipeline) send() error {
+	select {
+	case p.batches <- p.batch:
+	case <-p.failed:
+		return errWriterStopped
+	}
+	select {
+	case p.batch = <-p.free:
+	default:
+		p.batch = make([]host.Host, 0, p.size)
+	}
+	return nil
+}
+
+// wait ends the pipeline and returns its error: the writer's when it
+// failed (the parser only stopped), the context's when cancelled (the
+// open transaction was rolled back, and whatever the writer or parser
+// said after is a consequence), else the parser's.
+func (p *pipeline) wait(ctx context.Context, parseErr error) error {
+	close(p.batches)
+	<-p.done
+	err := parseErr
+	if p.writeErr != nil {
+		err = p.writeErr
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		err = cerr
+	}
+	return err
+}
+
+// summary completes the writer's counts with the parser's.
+func (p *pipeline) summary(stats scan.Stats, d time.Duration) Summary {
+	sum := p.sum
+	sum.Read, sum.Skipped = stats.Records, stats.Skipped
+	sum.Rejected += stats.Rejected
+	for _, rj := range stats.Rejects {
+		if len(sum.Rejects) < maxRejectLines {
+			sum.Rejects = append(sum.Rejects, fmt.Sprintf("%s:%d: %s", p.source, rj.Line, rj.Reason))
+		}
+	}
+	sum.Duration = d
+	return sum
 }
 
 var errWriterStopped = errors.New("storing stopped")
