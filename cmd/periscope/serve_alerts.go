@@ -126,6 +126,7 @@ func setupAlerts(ctx context.Context, svc *services) error {
 		return fmt.Errorf("--alert-baseline: want at least 1s, got %s", svc.alerts.Baseline)
 	}
 	as := alertstore.New(svc.store)
+	as.EndpointLimit = svc.cfg.Instances.WebhookLimit
 	if err := unlockWebhookSecrets(ctx, svc, as); err != nil {
 		return err
 	}

@@ -26,6 +26,20 @@ type Store struct {
 	db      *store.Store
 	dl      dialect
 	secrets *SecretsKey // seals webhook secrets; set by UnlockSecrets
+	// EndpointLimit caps an organization's webhook endpoints, and so the
+	// deliveries of one alert (0: DefaultEndpointLimit).
+	EndpointLimit int
+}
+
+// DefaultEndpointLimit is the webhook endpoints an organization may have
+// unless set (--webhook-limit).
+const DefaultEndpointLimit = 10
+
+func (s *Store) endpointLimit() int {
+	if s.EndpointLimit > 0 {
+		return s.EndpointLimit
+	}
+	return DefaultEndpointLimit
 }
 
 // New returns the alerts storage on s.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -273,4 +274,58 @@ func testKey(t testing.TB) *alertstore.SecretsKey {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// TestEndpointLimit: an organization gets at most EndpointLimit endpoints,
+// also when the creations race, the refusal is quota_exceeded and stores
+// nothing; LiveEndpoints (the endpoints one alert is delivered to) gives
+// at most EndpointLimit, the oldest, when an organization has more (made
+// before the cap was lowered).
+func TestEndpointLimit(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		o := e.org(t, "acme")
+		e.st.EndpointLimit = 3
+		newEP := func(i int) *alertstore.Endpoint {
+			return &alertstore.Endpoint{AccountID: o.AccountID, OrganizationID: o.ID, URL: fmt.Sprintf("https://hooks.example.com/%d", i),
+				Format: "json", Secret: "whsec_a", MinSeverity: "low"}
+		}
+		errs := make([]error, 12)
+		var wg sync.WaitGroup
+		for i := range errs {
+			wg.Go(func() { errs[i] = e.st.CreateEndpoint(ctx, newEP(i)) })
+		}
+		wg.Wait()
+		made := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				made++
+			case periscope.ErrorCode(err) != periscope.EQuotaExceeded:
+				t.Fatalf("creation: %v", err)
+			}
+		}
+		eps, err := e.st.Endpoints(ctx, o.AccountID, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if made != 3 || len(eps) != 3 {
+			t.Fatalf("%d creations succeeded, %d stored; want 3", made, len(eps))
+		}
+		// The cap lowered below what the organization has: an alert reaches
+		// the oldest two.
+		e.st.EndpointLimit = 2
+		if err := e.db.Tx(ctx, func(tx *store.Tx) error {
+			live, err := e.st.LiveEndpoints(ctx, tx, o.ID)
+			if err != nil {
+				return err
+			}
+			if len(live) != 2 {
+				t.Errorf("live endpoints: %d, want 2", len(live))
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -82,8 +82,19 @@ func typesJSON(t []string) string {
 
 const insertEndpoint = `INSERT INTO webhook_endpoints (` + endpointColumns + `, secret_key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
+// SQL of the endpoint cap. The no-op UPDATE takes the organization's row
+// lock (PostgreSQL; SQLite's writers take turns anyway), so concurrent
+// creations are counted one after the other and never pass the cap
+// together.
+const (
+	lockOrganization  = `UPDATE organizations SET name = name WHERE id = ?`
+	countOrgEndpoints = `SELECT COUNT(*) FROM webhook_endpoints WHERE organization_id = ?`
+)
+
 // CreateEndpoint stores e (its organization already checked to be the
-// account's), giving it an id. Its secrets are stored sealed.
+// account's), giving it an id. Its secrets are stored sealed. An
+// organization holding EndpointLimit endpoints gets no more (403
+// quota_exceeded).
 func (s *Store) CreateEndpoint(ctx context.Context, e *Endpoint) error {
 	now := s.db.Now().Unix()
 	e.ID, e.Status, e.CreatedAt, e.UpdatedAt = uuid.NewString(), EndpointActive, now, now
@@ -91,13 +102,25 @@ func (s *Store) CreateEndpoint(ctx context.Context, e *Endpoint) error {
 	if err != nil {
 		return fmt.Errorf("insert webhook endpoint: %w", err)
 	}
-	_, err = s.db.DB().ExecContext(ctx, s.db.Rebind(insertEndpoint), e.ID, e.AccountID, e.OrganizationID, e.URL, e.Format,
-		secret, prev, e.PreviousUntil, e.MinSeverity, typesJSON(e.Types), e.Status, e.Failures, e.LastError,
-		e.LastDeliveryAt, e.DisabledAt, e.CreatedAt, e.UpdatedAt, s.secrets.ID())
-	if err != nil {
-		return fmt.Errorf("insert webhook endpoint: %w", err)
-	}
-	return nil
+	return s.db.Tx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, lockOrganization, e.OrganizationID); err != nil {
+			return fmt.Errorf("lock organization for its webhook endpoints: %w", err)
+		}
+		var n int
+		if err := tx.QueryRow(ctx, countOrgEndpoints, e.OrganizationID).Scan(&n); err != nil {
+			return fmt.Errorf("count webhook endpoints: %w", err)
+		}
+		if limit := s.endpointLimit(); n >= limit {
+			return periscope.Errorf(periscope.EQuotaExceeded, "This organization has %d webhook endpoints, the server's limit; delete one first.", limit)
+		}
+		_, err = tx.Exec(ctx, insertEndpoint, e.ID, e.AccountID, e.OrganizationID, e.URL, e.Format,
+			secret, prev, e.PreviousUntil, e.MinSeverity, typesJSON(e.Types), e.Status, e.Failures, e.LastError,
+			e.LastDeliveryAt, e.DisabledAt, e.CreatedAt, e.UpdatedAt, s.secrets.ID())
+		if err != nil {
+			return fmt.Errorf("insert webhook endpoint: %w", err)
+		}
+		return nil
+	})
 }
 
 const (
@@ -169,13 +192,16 @@ func (s *Store) DeleteEndpoint(ctx context.Context, accountID, orgID, id string)
 	return nil
 }
 
-const selectLiveEndpoints = `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE organization_id = ? AND status <> 'disabled' ORDER BY id`
+const selectLiveEndpoints = `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE organization_id = ? AND status <> 'disabled'
+	ORDER BY created_at, id LIMIT ?`
 
 // LiveEndpoints lists an organization's endpoints that take deliveries, in
 // the caller's transaction, without their secrets (the dispatcher reads
-// them when it leases a delivery).
+// them when it leases a delivery): the oldest EndpointLimit, so one alert
+// makes at most that many deliveries, even for an organization that had
+// more endpoints before the cap.
 func (s *Store) LiveEndpoints(ctx context.Context, tx *store.Tx, orgID string) ([]Endpoint, error) {
-	rows, err := tx.Query(ctx, selectLiveEndpoints, orgID)
+	rows, err := tx.Query(ctx, selectLiveEndpoints, orgID, s.endpointLimit())
 	if err != nil {
 		return nil, fmt.Errorf("list live webhook endpoints: %w", err)
 	}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -396,6 +397,30 @@ func TestWebhookChangesCountInTheChangeLimit(t *testing.T) {
 		// Reads are not counted.
 		if r := e.Do("GET", "/api/v1/enterprise/organizations/"+org.ID+"/webhooks", key, nil); r.Status != 200 {
 			t.Fatalf("list: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// TestWebhookEndpointCap: an organization's eleventh endpoint (the default
+// --webhook-limit is 10) is a 403 quota_exceeded, and is not stored.
+func TestWebhookEndpointCap(t *testing.T) {
+	each(t, func(t *testing.T, e *apitest.Env) {
+		_, key := e.Account(periscope.Account{Company: "Many Hooks", Enterprise: true, CreditsPerMonth: 10})
+		var org struct {
+			ID string `json:"id"`
+		}
+		e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]any{"name": "Hooks"}).JSON(t, &org)
+		path := "/api/v1/enterprise/organizations/" + org.ID + "/webhooks"
+		for i := range 11 {
+			r := e.Do("POST", path, key, map[string]any{"url": fmt.Sprintf("https://hooks.example.com/%d", i)})
+			if want := 201; i == 10 && (r.Status != 403 || r.ErrorCode() != "quota_exceeded") || i < 10 && r.Status != want {
+				t.Fatalf("endpoint %d: %d %s", i+1, r.Status, r.Body)
+			}
+		}
+		var eps []map[string]any
+		e.Do("GET", path, key, nil).JSON(t, &eps)
+		if len(eps) != 10 {
+			t.Fatalf("%d endpoints stored, want 10", len(eps))
 		}
 	})
 }

@@ -23,6 +23,9 @@ type Instances struct {
 	AssetChangeLimit int
 	// BrandWorkers bounds the goroutines computing new brands' candidates.
 	BrandWorkers int
+	// WebhookLimit caps an organization's webhook endpoints, and so the
+	// deliveries one alert makes.
+	WebhookLimit int
 	// Replicas are PostgreSQL streaming replicas of the database that serve
 	// the reads of read-only requests; ReplicaMaxLag is how far behind one
 	// may be before it is skipped.
@@ -47,9 +50,14 @@ func (c *Instances) register(fs *flag.FlagSet, getenv Getenv) error {
 	if err != nil {
 		return err
 	}
+	wl, err := envInt(getenv, "PERISCOPE_WEBHOOK_LIMIT", 10)
+	if err != nil {
+		return err
+	}
 	fs.StringVar(&c.RateLimitStore, "rate-limit-store", store, "where rate-limit counts live: memory (this process) or redis://host:6379/0 shared by every instance (env PERISCOPE_RATE_LIMIT_STORE)")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", ttl, "lease time of background jobs on PostgreSQL: a dead instance's jobs move to another within 4/3 of it (env PERISCOPE_LEASE_TTL)")
 	fs.IntVar(&c.AssetChangeLimit, "asset-change-limit", acl, "organization, asset and webhook endpoint changes and webhook tests per minute per account; 0 turns it off (env PERISCOPE_ASSET_CHANGE_LIMIT)")
+	fs.IntVar(&c.WebhookLimit, "webhook-limit", wl, "webhook endpoints per organization, and so deliveries per alert; beyond it a creation is 403 quota_exceeded (env PERISCOPE_WEBHOOK_LIMIT)")
 	fs.IntVar(&c.BrandWorkers, "brand-workers", bw, "goroutines computing the candidates of newly monitored domains (env PERISCOPE_BRAND_WORKERS)")
 	for _, r := range strings.Split(getenv("PERISCOPE_DATABASE_REPLICA"), ",") {
 		if r = strings.TrimSpace(r); r != "" {
@@ -89,6 +97,9 @@ func (c *Instances) validate() error {
 	}
 	if c.AssetChangeLimit < 0 {
 		return fmt.Errorf("--asset-change-limit must be >= 0")
+	}
+	if c.WebhookLimit < 1 {
+		return fmt.Errorf("--webhook-limit must be >= 1")
 	}
 	if c.BrandWorkers < 1 {
 		return fmt.Errorf("--brand-workers must be >= 1")
