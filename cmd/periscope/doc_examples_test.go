@@ -344,7 +344,7 @@ func TestDocExamples(t *testing.T) {
 				func(string) string { return "" }, io.Discard, &stderr); err != nil {
 				t.Fatalf("raise the free account's credits: %v %s", err, stderr.String())
 			}
-			waitDemoAlerts(t, s, keys["enterprise"])
+			alerts := waitDemoAlerts(t, s, keys["enterprise"])
 			status, body := s.do(t, "GET", "/api/v1/enterprise/organizations", keys["enterprise"], "")
 			var orgs []struct{ ID string }
 			if err := json.Unmarshal(body, &orgs); status != 200 || err != nil || len(orgs) == 0 {
@@ -352,7 +352,7 @@ func TestDocExamples(t *testing.T) {
 			}
 			vars := map[string]string{
 				"FREE": keys["free"], "ENT": keys["enterprise"], "OEM": keys["oem"],
-				"B": s.base + "/api/v1", "ORG": orgs[0].ID,
+				"B": s.base + "/api/v1", "ORG": orgs[0].ID, "ALERT_ID": alerts[0].ID,
 			}
 			for _, e := range examples {
 				where := fmt.Sprintf("%s:%d: %s", e.file, e.line, e.cmd)
