@@ -65,7 +65,7 @@ func (s *Service) planScan(ctx context.Context, sc scanstore.Scan) (plan, error)
 	}
 	t := Target{Type: sc.TargetType, Value: sc.Target}
 	for _, a := range assets {
-		if !a.Authorized {
+		if !a.Authorized || sc.Origin == scanstore.OriginScheduled && !a.Continuous {
 			continue
 		}
 		switch sc.TargetType {

@@ -36,7 +36,8 @@ const checkpointLedger = "alerts.ledger"
 type Worker struct {
 	DB     *store.Store
 	Alerts *alertstore.Store
-	// Assets lists every asset of a kind (store.AllAssets).
+	// Assets lists every asset of a kind whose notifications are on
+	// (store.NotifiedAssets).
 	Assets func(ctx context.Context, kind string) ([]periscope.Asset, error)
 	// Baseline is how long after an asset's first ledger row its changes
 	// are a silent baseline (default 1 h).
@@ -89,7 +90,7 @@ func (w *Worker) init() {
 			w.Log = slog.New(slog.DiscardHandler)
 		}
 		if w.Assets == nil {
-			w.Assets = w.DB.AllAssets
+			w.Assets = w.DB.NotifiedAssets
 		}
 		if w.VulnCheck == 0 {
 			w.VulnCheck = time.Minute

@@ -22,6 +22,8 @@ func (s *Server) registerRoutes() {
 	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/domains", enterpriseChange, s.handleRemoveDomain)
 	s.handle("POST /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterpriseChange, s.handleAddIPRange)
 	s.handle("DELETE /api/v1/enterprise/organizations/{org_id}/ip-ranges", enterpriseChange, s.handleRemoveIPRange)
+	s.handle("PUT /api/v1/enterprise/organizations/{org_id}/domains/settings", enterpriseChange, s.handleDomainSettings)
+	s.handle("PUT /api/v1/enterprise/organizations/{org_id}/ip-ranges/settings", enterpriseChange, s.handleIPRangeSettings)
 
 	// OEM account (§4.7).
 	s.handle("POST /api/v1/oem/account/audit-logs", oemAuditLimit, s.handleAuditLogs)

@@ -50,6 +50,10 @@ type Orgs interface {
 	Assets(ctx context.Context, accountID, orgID string) ([]periscope.Asset, error)
 	AddAsset(ctx context.Context, a periscope.Asset) (created bool, err error)
 	RemoveAsset(ctx context.Context, a periscope.Asset) error
+	// Asset settings (asset_settings.go).
+	AssetSettings(ctx context.Context, a periscope.Asset) (store.AssetSettings, error)
+	SetAssetSettings(ctx context.Context, a periscope.Asset, set store.AssetSettings) error
+	MoveAsset(ctx context.Context, a periscope.Asset, toOrgID string) error
 }
 
 // Hosts is what the domain, host and global search routes (hosts.go)

@@ -111,6 +111,9 @@ type Asset struct {
 	Value      string
 	Authorized bool
 	Method     string
+	// Continuous is false when the asset's settings turn continuous
+	// (scheduled) scans off; on-demand scans still cover it.
+	Continuous bool
 }
 
 // Org is an organization that has something to probe.
@@ -179,14 +182,16 @@ func (st *Store) Authorize(ctx context.Context, orgID, kind, value, method strin
 }
 
 const selectAssets = `SELECT a.kind, a.value, COALESCE(z.method, ''),
-		CASE WHEN z.authorized_at IS NOT NULL AND z.authorized_at >= a.created_at THEN 1 ELSE 0 END
+		CASE WHEN z.authorized_at IS NOT NULL AND z.authorized_at >= a.created_at THEN 1 ELSE 0 END,
+		CASE WHEN EXISTS (SELECT 1 FROM asset_settings s WHERE s.organization_id = a.organization_id AND s.kind = a.kind
+			AND s.value = a.value AND s.updated_at >= a.created_at AND s.continuous_scans = ?) THEN 0 ELSE 1 END
 	FROM org_assets a LEFT JOIN asset_authorizations z
 		ON z.organization_id = a.organization_id AND z.kind = a.kind AND z.value = a.value
 	WHERE a.organization_id = ? ORDER BY a.kind, a.value`
 
 // Assets lists the organization's assets with whether each may be probed.
 func (st *Store) Assets(ctx context.Context, orgID string) ([]Asset, error) {
-	rows, err := st.s.DB().QueryContext(ctx, st.s.Rebind(selectAssets), orgID)
+	rows, err := st.s.DB().QueryContext(ctx, st.s.Rebind(selectAssets), false, orgID)
 	if err != nil {
 		return nil, fmt.Errorf("list assets of %s: %w", orgID, err)
 	}
@@ -194,11 +199,11 @@ func (st *Store) Assets(ctx context.Context, orgID string) ([]Asset, error) {
 	out := []Asset{}
 	for rows.Next() {
 		var a Asset
-		var ok int
-		if err := rows.Scan(&a.Kind, &a.Value, &a.Method, &ok); err != nil {
+		var ok, continuous int
+		if err := rows.Scan(&a.Kind, &a.Value, &a.Method, &ok, &continuous); err != nil {
 			return nil, fmt.Errorf("list assets of %s: %w", orgID, err)
 		}
-		a.Authorized = ok == 1
+		a.Authorized, a.Continuous = ok == 1, continuous == 1
 		if !a.Authorized {
 			a.Method = ""
 		}
