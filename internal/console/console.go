@@ -165,6 +165,13 @@ type pageFunc func(w http.ResponseWriter, v *visit) error
 func (c *Console) signedIn(fn pageFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		headers(w)
+		if r.Method == http.MethodHead {
+			// As on the API's charged routes: an answer without its data
+			// must not cost a credit, so HEAD is refused.
+			w.Header().Set("Allow", "GET")
+			http.Error(w, "HEAD is not offered on console pages; use GET.", http.StatusMethodNotAllowed)
+			return
+		}
 		ck, err := r.Cookie(cookieName(r, sessionCookie, tlsSessionCookie))
 		if err != nil {
 			c.toLogin(w, r)

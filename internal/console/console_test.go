@@ -441,6 +441,15 @@ func TestPagesChargeAndLimitAsTheAPI(t *testing.T) {
 		if n := used() - before; n != 1 {
 			t.Errorf("the host page cost %d credits, want the API's 1", n)
 		}
+		// HEAD (no data) is refused rather than charged.
+		before = used()
+		req, _ := http.NewRequest(http.MethodHead, e.HTTP.URL+"/hosts/api.example.com", nil)
+		if p := b.do(req); p.Status != http.StatusMethodNotAllowed {
+			t.Errorf("HEAD of the host page: %d", p.Status)
+		}
+		if n := used() - before; n != 0 {
+			t.Errorf("a HEAD cost %d credits", n)
+		}
 		// A host that is not there is the API's 404 and costs nothing.
 		before = used()
 		if p := b.get("/hosts/nothing.example.org"); p.Status != http.StatusNotFound {
