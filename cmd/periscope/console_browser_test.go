@@ -214,6 +214,13 @@ func consoleInBrowser(t *testing.T, exe, engine, shots string) {
 	if canvases == 0 {
 		t.Errorf("the overview chart was not drawn")
 	}
+	// The keyboard: the first Tab reaches the skip link, Enter follows it.
+	var focused string
+	b.run(t, "keyboard", chromedp.KeyEvent("\t"), chromedp.Evaluate(`document.activeElement.textContent`, &focused),
+		chromedp.KeyEvent("\r"), chromedp.Location(&loc))
+	if focused != "Skip to content" || !strings.HasSuffix(loc, "#main") {
+		t.Errorf("first Tab focuses %q; Enter went to %s", focused, loc)
+	}
 
 	// htmx loads the search's facets beside the results; a facet value's
 	// link adds it to the query.
