@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -254,6 +255,14 @@ func consoleInBrowser(t *testing.T, exe, engine, shots string) {
 		chromedp.WaitVisible("p.flash, p.notice", chromedp.ByQuery), chromedp.Text("p.flash, p.notice", &flash, chromedp.ByQuery), chromedp.Location(&loc))
 	if flash != "Organization created." || !strings.HasPrefix(loc, s.base+"/organizations/") {
 		t.Errorf("create organization: at %s, message %q", loc, flash)
+	}
+	// The organization page names the exact TXT record that verifies a
+	// domain.
+	var txt string
+	b.open(t, s.base+"/organizations/"+orgs[0].ID)
+	b.run(t, "txt record", chromedp.Text("#txt-record", &txt, chromedp.ByID))
+	if !regexp.MustCompile(`^periscope-verification=[0-9a-f]{16,}$`).MatchString(txt) {
+		t.Errorf("TXT record shown: %q", txt)
 	}
 	// ... acknowledge an alert ...
 	var state string
