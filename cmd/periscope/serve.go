@@ -62,47 +62,12 @@ type services struct {
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
-	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "serve")
-	cfg.Register(fs, e.getenv)
-	if err := cfg.RegisterServe(fs, e.getenv); err != nil {
-		return err
-	}
-	if err := cfg.RegisterOutbound(fs, e.getenv); err != nil {
-		return err
-	}
-	brandCfg, err := registerBrandFlags(fs, e.getenv)
+	svc, err := parseServeFlags(e, args)
 	if err != nil {
 		return err
 	}
-	monitorCfg, err := config.RegisterMonitor(fs, e.getenv)
-	if err != nil {
-		return err
-	}
-	darkwebCfg := registerDarkwebFlags(fs, e.getenv)
-	torCfg, err := registerTorFlags(fs, e.getenv)
-	if err != nil {
-		return err
-	}
-	alertsCfg, err := registerAlertFlags(fs, e.getenv)
-	if err != nil {
-		return err
-	}
-	if pos, err := cli.Parse(fs, args); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return fmt.Errorf("serve: unexpected argument %q", pos[0])
-	}
-	if cfg.Demo {
-		demoAlertSettings(fs, e.getenv, alertsCfg)
-	}
+	cfg := svc.cfg
 	defer cli.TuneGC(e.getenv, cli.ServeGCPercent)()
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	if err := cfg.ValidateOutbound(); err != nil {
-		return err
-	}
 	// The service log and the access log write through one writer, so
 	// their lines never interleave.
 	logw := accesslog.New(e.stderr)
@@ -117,13 +82,79 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if log.Enabled(ctx, slog.LevelInfo) {
 		deps.AccessLog = logw // request lines are INFO: --log-level warn turns them off
 	}
-	svc := &services{cfg: &cfg, store: st, log: log, deps: &deps, brand: brandCfg, monitorCfg: monitorCfg, darkweb: darkwebCfg,
-		ledger: wire.NewLedger(st), alerts: alertsCfg, tor: torCfg}
+	svc.store, svc.log, svc.deps, svc.ledger = st, log, &deps, wire.NewLedger(st)
 	defer func() {
 		for _, c := range svc.closers {
 			c()
 		}
 	}()
+	if err := setupServices(ctx, e, svc); err != nil {
+		return err
+	}
+	srv, err := newAPIServer(svc)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), cli.RedactDSN(cfg.Database), st.Engine())
+	fmt.Fprintf(e.stdout, "web console on http://%s/ (sign in with an API key)\n", ln.Addr())
+	if err := serveUntilDone(ctx, svc, srv, ln); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "periscope stopped")
+	return nil
+}
+
+// parseServeFlags reads serve's flags and environment into the services'
+// configuration, validated.
+func parseServeFlags(e env, args []string) (*services, error) {
+	svc := &services{cfg: &config.Config{}}
+	cfg := svc.cfg
+	fs := cli.NewFlags(e.stderr, "serve")
+	cfg.Register(fs, e.getenv)
+	if err := cfg.RegisterServe(fs, e.getenv); err != nil {
+		return nil, err
+	}
+	if err := cfg.RegisterOutbound(fs, e.getenv); err != nil {
+		return nil, err
+	}
+	var err error
+	if svc.brand, err = registerBrandFlags(fs, e.getenv); err != nil {
+		return nil, err
+	}
+	if svc.monitorCfg, err = config.RegisterMonitor(fs, e.getenv); err != nil {
+		return nil, err
+	}
+	svc.darkweb = registerDarkwebFlags(fs, e.getenv)
+	if svc.tor, err = registerTorFlags(fs, e.getenv); err != nil {
+		return nil, err
+	}
+	if svc.alerts, err = registerAlertFlags(fs, e.getenv); err != nil {
+		return nil, err
+	}
+	if pos, err := cli.Parse(fs, args); err != nil {
+		return nil, err
+	} else if len(pos) > 0 {
+		return nil, fmt.Errorf("serve: unexpected argument %q", pos[0])
+	}
+	if cfg.Demo {
+		demoAlertSettings(fs, e.getenv, svc.alerts)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.ValidateOutbound(); err != nil {
+		return nil, err
+	}
+	return svc, nil
+}
+
+// setupServices sets up what serve runs beside the API: instances and
+// replicas, every capability and its workers, and the demo data.
+func setupServices(ctx context.Context, e env, svc *services) error {
 	if err := setupInstances(ctx, svc); err != nil {
 		return err
 	}
@@ -133,35 +164,42 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	}
 	if svc.dw != nil {
 		// Organization profiles count the dark-web records of their domains.
-		deps.OrgProfiles = wire.OrgProfiles(st, hoststore.New(st), svc.dw)
+		svc.deps.OrgProfiles = wire.OrgProfiles(svc.store, hoststore.New(svc.store), svc.dw)
 	}
-	if cfg.Demo {
-		if err := loadDemo(ctx, svc, e.stdout, cfg.Addr); err != nil {
+	if svc.cfg.AuditRetention > 0 {
+		svc.workers = append(svc.workers, auditPruner(svc.store, svc.cfg.AuditRetention, auditPruneInterval, svc.log))
+	}
+	if svc.cfg.Demo {
+		if err := loadDemo(ctx, svc, e.stdout, svc.cfg.Addr); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
+	return nil
+}
 
+// newAPIServer builds the API server on the services' dependencies.
+func newAPIServer(svc *services) (*api.Server, error) {
+	cfg := svc.cfg
 	acfg := api.DefaultConfig()
 	acfg.RateLimit, acfg.AuthFailLimit, acfg.Version = cfg.RateLimit, cfg.AuthFailLimit, version
 	acfg.TrustedProxies = cfg.TrustedProxies
-	if cfg.AuditRetention > 0 {
-		svc.workers = append(svc.workers, auditPruner(st, cfg.AuditRetention, auditPruneInterval, log))
-	}
 	acfg.AssetChangeLimit = cfg.Instances.AssetChangeLimit
 	if !cfg.Outbound.AllowPrivateTargets {
 		acfg.WebhookPorts = WebhookPorts
 	}
-	srv := api.NewServer(acfg, deps)
+	srv := api.NewServer(acfg, *svc.deps)
 	for _, f := range svc.onServer {
 		if err := f(srv); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	return srv, nil
+}
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
+// serveUntilDone runs the workers and serves srv on ln until ctx ends,
+// then drains the server, shuts it down within the shutdown timeout and
+// stops the workers.
+func serveUntilDone(ctx context.Context, svc *services, srv *api.Server, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -169,11 +207,8 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		WriteTimeout:      120 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(svc.log.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), cli.RedactDSN(cfg.Database), st.Engine())
-	fmt.Fprintf(e.stdout, "web console on http://%s/ (sign in with an API key)\n", ln.Addr())
-
 	wctx, stopWorkers := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, w := range svc.workers {
@@ -181,7 +216,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		go func() {
 			defer wg.Done()
 			if err := svc.runWorker(wctx, w); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("worker stopped", "worker", w.name, "err", err)
+				svc.log.Error("worker stopped", "worker", w.name, "err", err)
 			}
 		}()
 	}
@@ -195,17 +230,16 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	svc.log.Info("shutting down", "timeout", svc.cfg.ShutdownTimeout.String())
 	srv.Drain()
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), svc.cfg.ShutdownTimeout)
 	defer cancel()
-	err = hs.Shutdown(sctx)
+	err := hs.Shutdown(sctx)
 	stopWorkers()
 	wg.Wait()
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	fmt.Fprintln(e.stdout, "periscope stopped")
 	return nil
 }
 
