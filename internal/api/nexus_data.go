@@ -4,9 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/asset"
+	"github.com/periscope-oss/periscope/internal/domaincollection"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/torstore"
 )
@@ -119,5 +122,78 @@ func (s *Server) handleNexusWhoisSearch(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	writeJSON(w, http.StatusOK, whoisSearchResponse{Filters: echo, TotalResults: total, Results: results})
+	return nil
+}
+
+// DomainCollection is the Nexus domain collection (*domaincollection.Service).
+type DomainCollection interface {
+	Lookup(ctx context.Context, domain string) (domaincollection.Site, error)
+	Companies(ctx context.Context, query string, limit int) ([]domaincollection.Company, error)
+}
+
+// socialKeys maps a social network's host to its *_urls field.
+var socialKeys = map[string]string{"twitter.com": "twitter_urls", "x.com": "twitter_urls", "linkedin.com": "linkedin_urls",
+	"facebook.com": "facebook_urls", "github.com": "github_urls", "instagram.com": "instagram_urls", "youtube.com": "youtube_urls",
+	"mastodon.social": "mastodon_urls"}
+
+// handleDomainCollectionLookup answers GET
+// /nexus/domain-collection/lookup?domain=: what the domain's page says of
+// the site, from the host index (the httpx ingest keeps it); 404 when no
+// page of the domain is indexed.
+func (s *Server) handleDomainCollectionLookup(w http.ResponseWriter, r *http.Request) error {
+	v := strings.TrimSpace(r.URL.Query().Get("domain"))
+	if v == "" {
+		return periscope.Errorf(periscope.EUnprocessable, "domain is required.")
+	}
+	d, err := asset.Domain(v)
+	if err != nil {
+		return unprocessable(err)
+	}
+	site, err := s.domains.Lookup(r.Context(), d)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"company_name": site.CompanyName, "description": site.Description, "title": site.Title,
+		"meta_logo_url": site.LogoURL, "domain": site.Domain, "host": site.Host, "company_name_source": site.CompanyNameSource}
+	for _, k := range socialKeys {
+		data[k] = []string{}
+	}
+	for _, u := range site.Social {
+		if pu, err := url.Parse(u); err == nil {
+			if k := socialKeys[strings.TrimPrefix(strings.ToLower(pu.Hostname()), "www.")]; k != "" {
+				data[k] = append(data[k].([]string), u)
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": http.StatusOK, "data": data})
+	return nil
+}
+
+// companyLookupMax is FullHunt's ten results.
+const companyLookupMax = 10
+
+// handleCompanyLookup answers GET
+// /nexus/domain-collection/company-lookup?query=: sites whose page title
+// contains the query (3 to 100 characters), one per domain.
+func (s *Server) handleCompanyLookup(w http.ResponseWriter, r *http.Request) error {
+	q := strings.TrimSpace(r.URL.Query().Get("query"))
+	if q == "" {
+		return periscope.Errorf(periscope.EUnprocessable, "query is required.")
+	}
+	if err := checkText("query", q, 100); err != nil {
+		return unprocessable(err)
+	}
+	if len([]rune(q)) < 3 {
+		return periscope.Errorf(periscope.EUnprocessable, "query must be at least 3 characters.")
+	}
+	cs, err := s.domains.Companies(r.Context(), q, companyLookupMax)
+	if err != nil {
+		return err
+	}
+	data := make([]map[string]string, len(cs))
+	for i, c := range cs {
+		data[i] = map[string]string{"company_name": c.CompanyName, "domain": c.Domain, "host": c.Host}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": http.StatusOK, "data": data})
 	return nil
 }

@@ -69,6 +69,8 @@ func (s *Server) registerRoutes() {
 	s.handle("GET /api/v1/nexus/tor/check-ip", charged, s.handleTorCheckIP)
 	s.handle("GET /api/v1/nexus/whois/lookup", charged, s.handleNexusWhoisLookup)
 	s.handle("GET /api/v1/nexus/whois/search", charged, s.handleNexusWhoisSearch)
+	s.handle("GET /api/v1/nexus/domain-collection/lookup", charged, s.handleDomainCollectionLookup)
+	s.handle("GET /api/v1/nexus/domain-collection/company-lookup", charged, s.handleCompanyLookup)
 	s.handle("GET /api/v1/organizations-db/search", charged, s.handleOrganizationsDB)
 	s.handle("POST /api/v1/oem/organizations/search", oemCharged, s.handleOEMOrganizations)
 	// <routes:brand>

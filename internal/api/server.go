@@ -118,6 +118,8 @@ type Deps struct {
 	// OrgProfiles builds the organization profiles of the organizations
 	// database routes.
 	OrgProfiles OrgProfiles
+	// Domains is the Nexus domain collection.
+	Domains DomainCollection
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -152,13 +154,14 @@ type Server struct {
 	mcp         *mcpServer
 	tor         TorExits
 	orgProfiles OrgProfiles
+	domains     DomainCollection
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
 		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, claims: d.Claims, enrich: d.Enrich, whoisRec: d.WhoisRecords, access: d.AccessLog,
-		history: d.History, tor: d.Tor, orgProfiles: d.OrgProfiles}
+		history: d.History, tor: d.Tor, orgProfiles: d.OrgProfiles, domains: d.Domains}
 	if s.now == nil {
 		s.now = time.Now
 	}

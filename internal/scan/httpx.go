@@ -35,6 +35,9 @@ type httpxRecord struct {
 	CDNName    string   `json:"cdn_name"`
 	CDNType    string   `json:"cdn_type"`
 	Failed     bool     `json:"failed"`
+	// Body is the response body (httpx -include-response), read for the
+	// page's facts (pageFacts).
+	Body string `json:"body"`
 	TLS        *struct {
 		SubjectCN       string   `json:"subject_cn"`
 		SubjectOrg      []string `json:"subject_org"`
@@ -58,7 +61,8 @@ type httpxRecord struct {
 // becomes a service named by the scheme with the web server as product;
 // tech becomes web, the TLS certificate cert_object, cdn_name the CDN (or
 // the cloud provider when cdn_type is "cloud"). timestamp sets first and
-// last seen.
+// last seen. A body (-include-response) gives the page's site name,
+// description, logo and social links as extracted artefacts (pageFacts).
 func ParseHTTPX(r io.Reader, emit func(host.Host) error) (Stats, error) {
 	return parseLines(HTTPX, r, emit, appending(httpxLine))
 }
@@ -139,6 +143,11 @@ func httpxLine(line []byte) ([]host.Host, error) {
 	}
 	h.HTTPStatusCode = rec.StatusCode
 	h.HTTPTitle = rec.Title
+	if rec.Body != "" {
+		if facts := pageFacts(rec.Body, u); len(facts) > 0 {
+			h.Extracted = facts
+		}
+	}
 	h.Web = rec.Tech
 	if rec.Webserver != "" {
 		h.Products = []string{rec.Webserver}

@@ -13,6 +13,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
+	"github.com/periscope-oss/periscope/internal/domaincollection"
 	"github.com/periscope-oss/periscope/internal/history"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/orgprofile"
@@ -35,6 +36,7 @@ func APIDeps(st *store.Store, log *slog.Logger) api.Deps {
 		Alerts:       &alerts.Service{Store: as, DB: st},
 		History:      &history.Service{Hosts: hs, Ledger: as},
 		Tor:          torstore.New(st),
+		Domains:      &domaincollection.Service{Hosts: hs},
 		OrgProfiles:  OrgProfiles(st, hs, nil),
 		WhoisRecords: whoislookup.Stored{Store: whoisstore.New(st)}}
 }

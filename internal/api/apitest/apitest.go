@@ -28,6 +28,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/brandstore"
 	"github.com/periscope-oss/periscope/internal/brandwatch"
+	"github.com/periscope-oss/periscope/internal/domaincollection"
 	"github.com/periscope-oss/periscope/internal/history"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/orgprofile"
@@ -136,6 +137,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 		Alerts:       &alerts.Service{Store: as, DB: s},
 		History:      &history.Service{Hosts: hs, Ledger: as},
 		Tor:          torstore.New(s),
+		Domains:      &domaincollection.Service{Hosts: hs},
 		OrgProfiles:  &orgprofile.Service{Hosts: hs, Whois: whoisstore.New(s), Breaches: dw},
 		Darkweb:      dw, Claims: scanstore.New(s)}
 	for _, o := range opts {
