@@ -38,7 +38,7 @@ type httpxRecord struct {
 	// Body is the response body (httpx -include-response), read for the
 	// page's facts (pageFacts).
 	Body string `json:"body"`
-	TLS        *struct {
+	TLS  *struct {
 		SubjectCN       string   `json:"subject_cn"`
 		SubjectOrg      []string `json:"subject_org"`
 		SubjectAN       []string `json:"subject_an"`
