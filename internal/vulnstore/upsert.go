@@ -10,15 +10,16 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
-// upsert is one kind of record's part in the skeleton UpsertVulns and
-// UpsertAdvisories share (runUpsert): T is the record, S its stored row.
-type upsert[T, S any] struct {
+// upsert is one kind of record's part in the skeleton UpsertVulns,
+// UpsertAdvisories and UpsertExploits share (runUpsert): T is the record,
+// K its key, S its stored row.
+type upsert[K cmp.Ordered, T, S any] struct {
 	what string // the records, in errors ("vulnerabilities")
-	key  func(T) string
+	key  func(T) K
 	// load selects the stored rows of a set of keys (%s: their
 	// placeholders), and scan reads one: its key and row.
 	load string
-	scan func(*sql.Rows) (string, S, error)
+	scan func(*sql.Rows) (K, S, error)
 	// encode returns x's stored document, or nil when x changes nothing
 	// stored (old, when ok, is its stored row).
 	encode func(x T, old S, ok bool) ([]byte, error)
@@ -55,7 +56,7 @@ func newestByKey[T any](xs []T, key func(T) string, newer func(a, b T) bool) (ba
 // stored rows of the batch's keys, keeps the records that change what is
 // stored, takes their old text out of the text index, writes them and
 // indexes their new text.
-func runUpsert[T, S any](ctx context.Context, s *Store, u upsert[T, S], batch []T, folded int) (VulnStats, error) {
+func runUpsert[K cmp.Ordered, T, S any](ctx context.Context, s *Store, u upsert[K, T, S], batch []T, folded int) (VulnStats, error) {
 	var st VulnStats
 	err := s.st.Tx(ctx, func(tx *store.Tx) error {
 		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockVulns); err != nil {
@@ -101,13 +102,13 @@ func runUpsert[T, S any](ctx context.Context, s *Store, u upsert[T, S], batch []
 }
 
 // loadStored reads the stored rows of the batch's keys.
-func loadStored[T, S any](ctx context.Context, tx *store.Tx, u upsert[T, S], batch []T) (map[string]S, error) {
-	existing := map[string]S{}
-	keys := make([]string, len(batch))
+func loadStored[K cmp.Ordered, T, S any](ctx context.Context, tx *store.Tx, u upsert[K, T, S], batch []T) (map[K]S, error) {
+	existing := map[K]S{}
+	keys := make([]any, len(batch))
 	for i, x := range batch {
 		keys[i] = u.key(x)
 	}
-	err := store.QueryIn(ctx, tx, u.load, keys, func(rows *sql.Rows) error {
+	err := store.QueryInAny(ctx, tx, u.load, keys, func(rows *sql.Rows) error {
 		k, row, err := u.scan(rows)
 		if err != nil {
 			return err
@@ -124,7 +125,7 @@ func loadStored[T, S any](ctx context.Context, tx *store.Tx, u upsert[T, S], bat
 // changedDocs encodes the batch: docs[i] is the document of batch[i], nil
 // when it changes nothing; updated are the keys of the stored records
 // among the changed, touched the keys of every changed record.
-func changedDocs[T, S any](u upsert[T, S], batch []T, existing map[string]S) (docs [][]byte, updated, touched []any, err error) {
+func changedDocs[K cmp.Ordered, T, S any](u upsert[K, T, S], batch []T, existing map[K]S) (docs [][]byte, updated, touched []any, err error) {
 	docs = make([][]byte, len(batch))
 	for i, x := range batch {
 		old, ok := existing[u.key(x)]

@@ -105,7 +105,7 @@ type storedVuln struct {
 func (s *Store) UpsertVulns(ctx context.Context, vs []vuln.Vulnerability) (VulnStats, error) {
 	batch, folded := newestByKey(vs, func(v vuln.Vulnerability) string { return v.CVEID },
 		func(a, b vuln.Vulnerability) bool { return a.LastModified.After(b.LastModified) })
-	return runUpsert(ctx, s, upsert[vuln.Vulnerability, storedVuln]{
+	return runUpsert(ctx, s, upsert[string, vuln.Vulnerability, storedVuln]{
 		what: "vulnerabilities",
 		key:  func(v vuln.Vulnerability) string { return v.CVEID },
 		load: `SELECT cve_id, id, has_nvd, published, last_modified, doc FROM vulns WHERE cve_id IN (%s)`,
@@ -395,115 +395,98 @@ type exploitDoc struct {
 // UpsertExploits stores a batch of Exploit-DB records and flags their CVEs
 // as having a public exploit.
 func (s *Store) UpsertExploits(ctx context.Context, xs []vuln.Exploit) (VulnStats, error) {
-	var st VulnStats
 	batch, folded := store.FirstBy(xs, func(x vuln.Exploit) int { return x.EDBID })
-	st.Unchanged = folded
-	type stored struct {
-		id  int64
-		doc []byte
-	}
-	err := s.st.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.Dialect().TakeTurns(ctx, tx, store.LockVulns); err != nil {
-			return err
-		}
-		st = VulnStats{Unchanged: folded}
-		existing := map[int]stored{}
-		ids := make([]any, len(batch))
-		for i, x := range batch {
-			ids[i] = x.EDBID
-		}
-		err := store.QueryInAny(ctx, tx, `SELECT edb_id, id, doc FROM vuln_exploits WHERE edb_id IN (%s)`, ids, func(rows *sql.Rows) error {
+	return runUpsert(ctx, s, upsert[int, vuln.Exploit, storedExploit]{
+		what: "exploits",
+		key:  func(x vuln.Exploit) int { return x.EDBID },
+		load: `SELECT edb_id, id, doc FROM vuln_exploits WHERE edb_id IN (%s)`,
+		scan: func(rows *sql.Rows) (int, storedExploit, error) {
 			var edb int
-			var sx stored
-			if err := rows.Scan(&edb, &sx.id, &sx.doc); err != nil {
-				return err
-			}
-			existing[edb] = sx
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("load exploits: %w", err)
-		}
-		docs := make([][]byte, len(batch))
-		var updated, touched []any
-		for i, x := range batch {
-			cves := slices.Clone(x.CVEIDs)
-			slices.Sort(cves)
-			doc, err := json.Marshal(exploitDoc{Exploit: x, CVEs: slices.Compact(cves)})
-			if err != nil {
-				return fmt.Errorf("encode exploit %d: %w", x.EDBID, err)
-			}
-			old, ok := existing[x.EDBID]
-			if ok && bytes.Equal(old.doc, doc) {
-				continue
-			}
-			if ok {
-				// A copy of the index older than the stored record (by
-				// date_updated) does not replace it.
-				var prev exploitDoc
-				if json.Unmarshal(old.doc, &prev) == nil && x.DateUpdated.Before(prev.DateUpdated) {
-					continue
-				}
-				updated = append(updated, x.EDBID)
-			}
-			docs[i] = doc
-			touched = append(touched, x.EDBID)
-		}
-		if err := s.ftsSync(ctx, tx, "vuln_exploits", "title", "edb_id", updated, true); err != nil {
-			return err
-		}
-		for i, x := range batch {
-			doc := docs[i]
-			if doc == nil {
-				st.Unchanged++
-				continue
-			}
-			cves := slices.Clone(x.CVEIDs)
-			slices.Sort(cves)
-			cves = slices.Compact(cves)
-			old, ok := existing[x.EDBID]
-			added := x.DateAdded
-			if added.IsZero() {
-				added = x.DatePublished
-			}
-			var id int64
-			if err := tx.QueryRow(ctx, `INSERT INTO vuln_exploits (edb_id, cve_id, date_added, title, doc) VALUES (?, ?, ?, ?, ?)
-				ON CONFLICT (edb_id) DO UPDATE SET cve_id = excluded.cve_id, date_added = excluded.date_added,
-				title = excluded.title, doc = excluded.doc RETURNING id`,
-				x.EDBID, x.CVEID, store.Unix(added), x.Title, string(doc)).Scan(&id); err != nil {
-				return fmt.Errorf("store exploit %d: %w", x.EDBID, err)
-			}
-			touched := cves
-			if ok {
-				st.Updated++
-				var prev exploitDoc
-				if err := json.Unmarshal(old.doc, &prev); err == nil {
-					touched = append(slices.Clone(cves), prev.CVEs...)
-				}
-				if _, err := tx.Exec(ctx, `DELETE FROM vuln_exploit_cves WHERE exploit_id = ?`, id); err != nil {
-					return fmt.Errorf("store exploit %d: %w", x.EDBID, err)
-				}
-			} else {
-				st.Inserted++
-			}
-			for _, c := range cves {
-				if _, err := tx.Exec(ctx, `INSERT INTO vuln_exploit_cves (cve_id, exploit_id) VALUES (?, ?)`, c, id); err != nil {
-					return fmt.Errorf("link exploit %d to %s: %w", x.EDBID, c, err)
-				}
-			}
-			for _, c := range touched {
-				if _, err := tx.Exec(ctx, `UPDATE vulns SET is_exploit = CASE WHEN is_kev = 1
-					OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END WHERE cve_id = ?`, c, c); err != nil {
-					return fmt.Errorf("flag %s: %w", c, err)
-				}
-			}
-		}
-		return s.ftsSync(ctx, tx, "vuln_exploits", "title", "edb_id", touched, false)
-	})
+			var sx storedExploit
+			err := rows.Scan(&edb, &sx.id, &sx.doc)
+			return edb, sx, err
+		},
+		encode: encodeExploit,
+		text: func(ctx context.Context, tx *store.Tx, keys []any, remove bool) error {
+			return s.ftsSync(ctx, tx, "vuln_exploits", "title", "edb_id", keys, remove)
+		},
+		prepare: func(ctx context.Context, tx *store.Tx) (func(vuln.Exploit, []byte, storedExploit, bool) error, error) {
+			return func(x vuln.Exploit, doc []byte, old storedExploit, ok bool) error {
+				return writeExploit(ctx, tx, x, doc, old, ok)
+			}, nil
+		},
+	}, batch, folded)
+}
+
+// storedExploit is what UpsertExploits reads of a stored exploit.
+type storedExploit struct {
+	id  int64
+	doc []byte
+}
+
+// encodeExploit returns the stored document of x, nil when it is the
+// same or a copy of the index older than the stored record (by
+// date_updated).
+func encodeExploit(x vuln.Exploit, old storedExploit, ok bool) ([]byte, error) {
+	cves := slices.Clone(x.CVEIDs)
+	slices.Sort(cves)
+	doc, err := json.Marshal(exploitDoc{Exploit: x, CVEs: slices.Compact(cves)})
 	if err != nil {
-		return VulnStats{}, err
+		return nil, fmt.Errorf("encode exploit %d: %w", x.EDBID, err)
 	}
-	return st, nil
+	if ok && bytes.Equal(old.doc, doc) {
+		return nil, nil
+	}
+	if ok {
+		var prev exploitDoc
+		if json.Unmarshal(old.doc, &prev) == nil && x.DateUpdated.Before(prev.DateUpdated) {
+			return nil, nil
+		}
+	}
+	return doc, nil
+}
+
+// sqlUpsertExploit stores an exploit's row.
+const sqlUpsertExploit = `INSERT INTO vuln_exploits (edb_id, cve_id, date_added, title, doc) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (edb_id) DO UPDATE SET cve_id = excluded.cve_id, date_added = excluded.date_added,
+				title = excluded.title, doc = excluded.doc RETURNING id`
+
+// writeExploit stores a changed exploit (stored: it replaces old) with its
+// CVE links, and sets the exploit flag of every CVE it names or named.
+func writeExploit(ctx context.Context, tx *store.Tx, x vuln.Exploit, doc []byte, old storedExploit, stored bool) error {
+	cves := slices.Clone(x.CVEIDs)
+	slices.Sort(cves)
+	cves = slices.Compact(cves)
+	added := x.DateAdded
+	if added.IsZero() {
+		added = x.DatePublished
+	}
+	var id int64
+	if err := tx.QueryRow(ctx, sqlUpsertExploit, x.EDBID, x.CVEID, store.Unix(added), x.Title, string(doc)).Scan(&id); err != nil {
+		return fmt.Errorf("store exploit %d: %w", x.EDBID, err)
+	}
+	touched := cves
+	if stored {
+		var prev exploitDoc
+		if err := json.Unmarshal(old.doc, &prev); err == nil {
+			touched = append(slices.Clone(cves), prev.CVEs...)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM vuln_exploit_cves WHERE exploit_id = ?`, id); err != nil {
+			return fmt.Errorf("store exploit %d: %w", x.EDBID, err)
+		}
+	}
+	for _, c := range cves {
+		if _, err := tx.Exec(ctx, `INSERT INTO vuln_exploit_cves (cve_id, exploit_id) VALUES (?, ?)`, c, id); err != nil {
+			return fmt.Errorf("link exploit %d to %s: %w", x.EDBID, c, err)
+		}
+	}
+	for _, c := range touched {
+		if _, err := tx.Exec(ctx, `UPDATE vulns SET is_exploit = CASE WHEN is_kev = 1
+					OR EXISTS (SELECT 1 FROM vuln_exploit_cves WHERE cve_id = ?) THEN 1 ELSE 0 END WHERE cve_id = ?`, c, c); err != nil {
+			return fmt.Errorf("flag %s: %w", c, err)
+		}
+	}
+	return nil
 }
 
 // advisoryDoc is the stored form of an advisory.
@@ -520,7 +503,7 @@ type advisoryDoc struct {
 func (s *Store) UpsertAdvisories(ctx context.Context, as []vuln.Advisory) (VulnStats, error) {
 	batch, folded := newestByKey(as, func(a vuln.Advisory) string { return a.ID },
 		func(a, b vuln.Advisory) bool { return a.Modified.After(b.Modified) })
-	return runUpsert(ctx, s, upsert[vuln.Advisory, storedAdvisory]{
+	return runUpsert(ctx, s, upsert[string, vuln.Advisory, storedAdvisory]{
 		what: "advisories",
 		key:  func(a vuln.Advisory) string { return a.ID },
 		load: `SELECT adv_id, id, modified, doc FROM vuln_advisories WHERE adv_id IN (%s)`,
