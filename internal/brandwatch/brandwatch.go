@@ -408,9 +408,38 @@ func (m *Watcher) buildSkippingBad(prev *state, drop []string, add []brand.Brand
 // backfill matches stored data against organization domains not matched
 // before, and forgets removed ones.
 func (m *Watcher) backfill(ctx context.Context, st *state, rs *reconcileStats) error {
-	done, err := m.brand.MonitoredPairs(ctx)
+	todo, err := m.pendingBackfills(ctx, st)
+	if err != nil || len(todo) == 0 {
+		return err
+	}
+	sub, err := m.backfillState(st, todo)
 	if err != nil {
 		return err
+	}
+	exclude, err := m.linkCertificates(ctx, todo, rs)
+	if err != nil {
+		return err
+	}
+	if err := m.matchIndex(ctx, sub, exclude, rs); err != nil {
+		return err
+	}
+	for _, r := range todo {
+		if err := m.brand.SetMonitored(ctx, r.OrgID, r.Domain, true); err != nil {
+			return err
+		}
+		rs.Backfilled++
+	}
+	m.log.Info("brandwatch: backfilled new domains", "domains", len(todo), "findings", rs.Findings, "certificates", rs.Certificates)
+	return nil
+}
+
+// pendingBackfills returns the organizations' domains not backfilled yet,
+// in organization then domain order, and forgets the backfills of domains
+// no longer watched.
+func (m *Watcher) pendingBackfills(ctx context.Context, st *state) ([]assetRef, error) {
+	done, err := m.brand.MonitoredPairs(ctx)
+	if err != nil {
+		return nil, err
 	}
 	current := map[string]bool{}
 	var todo []assetRef
@@ -427,18 +456,20 @@ func (m *Watcher) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 		if !current[k] {
 			org, domain, _ := strings.Cut(k, "|")
 			if err := m.brand.SetMonitored(ctx, org, domain, false); err != nil {
-				return err
+				return nil, err
 			}
 		}
-	}
-	if len(todo) == 0 {
-		return nil
 	}
 	slices.SortFunc(todo, func(a, b assetRef) int {
 		return cmp.Or(strings.Compare(a.OrgID, b.OrgID), strings.Compare(a.Domain, b.Domain))
 	})
-	// One matcher holding only the new domains' brands, one walk of the
-	// host index for all of them.
+	return todo, nil
+}
+
+// backfillState is the state a backfill matches with: one matcher holding
+// only the new domains' brands, for one walk of the host index for all of
+// them.
+func (m *Watcher) backfillState(st *state, todo []assetRef) (*state, error) {
 	var brands []brand.Brand
 	want := map[string][]assetRef{}
 	for _, r := range todo {
@@ -452,19 +483,23 @@ func (m *Watcher) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 	}
 	mt, err := brand.New(brands, m.opts.Brand)
 	if err != nil {
-		mt, err = m.buildSkippingBad(nil, nil, brands)
-		if err != nil {
-			return err
+		if mt, err = m.buildSkippingBad(nil, nil, brands); err != nil {
+			return nil, err
 		}
 	}
-	// Link the stored certificates first: the names they share with the
-	// organization's domains are the organization's, never findings.
-	exclude := map[string]map[string]bool{}
+	return &state{matcher: mt, bases: want, owned: st.owned}, nil
+}
+
+// linkCertificates links the stored certificates under the new domains
+// first: the names they share with the organization's domains are the
+// organization's, never findings. It returns those names, by name, with
+// the organizations they belong to.
+func (m *Watcher) linkCertificates(ctx context.Context, todo []assetRef, rs *reconcileStats) (map[string]map[string]bool, error) {
 	var orgs []string
 	for _, r := range todo {
 		n, err := m.brand.LinkCertificatesUnder(ctx, r.OrgID, r.AccountID, r.Domain)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rs.Certificates += n
 		if len(orgs) == 0 || orgs[len(orgs)-1] != r.OrgID { // todo is in organization order
@@ -472,10 +507,11 @@ func (m *Watcher) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 		}
 	}
 	// Each organization's names once, after all its domains are linked.
+	exclude := map[string]map[string]bool{}
 	for _, org := range orgs {
 		names, err := m.brand.OrgCertificateNames(ctx, org)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, n := range names {
 			if exclude[n] == nil {
@@ -484,7 +520,12 @@ func (m *Watcher) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 			exclude[n][org] = true
 		}
 	}
-	sub := &state{matcher: mt, bases: want, owned: st.owned}
+	return exclude, nil
+}
+
+// matchIndex matches every name of the host index against sub, a page at
+// a time, leaving out the names in exclude of their organizations.
+func (m *Watcher) matchIndex(ctx context.Context, sub *state, exclude map[string]map[string]bool, rs *reconcileStats) error {
 	var after int64
 	for {
 		names, last, err := m.hosts.HostNamesAfter(ctx, after, 5000)
@@ -492,7 +533,7 @@ func (m *Watcher) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 			return err
 		}
 		if len(names) == 0 {
-			break
+			return nil
 		}
 		after = last
 		res, err := m.match(ctx, sub, names, nil, exclude)
@@ -501,14 +542,6 @@ func (m *Watcher) backfill(ctx context.Context, st *state, rs *reconcileStats) e
 		}
 		rs.Findings += res.Inserted
 	}
-	for _, r := range todo {
-		if err := m.brand.SetMonitored(ctx, r.OrgID, r.Domain, true); err != nil {
-			return err
-		}
-		rs.Backfilled++
-	}
-	m.log.Info("brandwatch: backfilled new domains", "domains", len(todo), "findings", rs.Findings, "certificates", rs.Certificates)
-	return nil
 }
 
 // ensure reconciles once when the watcher has no state yet.
