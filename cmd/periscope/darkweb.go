@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/darkwebingest"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
+	"github.com/periscope-oss/periscope/internal/ingestreport"
 	"github.com/periscope-oss/periscope/internal/scanstore"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -178,6 +178,7 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	fs.Var(maps, "map", "breach-csv: map a column to a field, col=field (repeatable; field skip ignores the column, field ntlm reads NTLM hashes)")
 	fs.StringVar(&o.HashType, "hash-type", "", "type of the hashes whose source names none (md5, ntlm, sha1, …; 32 hex digits are md5 unless told)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the ingest to this file (for benchmarks)")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object on stdout (for scripts; docs/ingest.md)")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
@@ -235,9 +236,11 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 		return fmt.Errorf("ingest %s: %w", kind, err)
 	}
 	defer load.Close()
-	prog := newProgress(e.stderr)
+	// The dark-web readers open their files themselves (folders of
+	// stealer logs, archives): the progress line shows the throughput.
+	prog := newProgress(e.stderr, 0)
 	r := darkwebingest.NewLoading(dw, load, func(s darkwebingest.Summary) {
-		prog.update(ingestCounts{read: s.Read, inserted: s.Added, unchanged: s.Duplicates, rejected: s.Rejected})
+		prog.update(darkwebReport(kind, 0, s, 0))
 	})
 	refused := false
 	firstErr := eachSource(ctx, e.stderr, pos, func(src string) error {
@@ -255,7 +258,8 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	}
 	prog.done()
 	sum := r.Summary()
-	printDarkwebSummary(e.stdout, kind, len(pos), sum, time.Since(start))
+	rep := darkwebReport(kind, len(pos), sum, time.Since(start))
+	rep.Write(e.stdout, *asJSON)
 	if firstErr != nil && !refused {
 		// Every failed source was cut short, its complete records stored:
 		// say so with an exit status of its own (docs/ingest.md "Ingest errors").
@@ -264,22 +268,17 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 	return firstErr
 }
 
-func printDarkwebSummary(w io.Writer, kind string, sources int, s darkwebingest.Summary, d time.Duration) {
+// darkwebReport is the shared summary of a dark-web ingest: a record
+// already stored counts as unchanged (records are never updated in place);
+// for the breaches kind, the breaches stored.
+func darkwebReport(kind string, sources int, s darkwebingest.Summary, d time.Duration) ingestreport.Summary {
+	r := ingestreport.Summary{Kind: kind, Sources: sources, Read: s.Read, Inserted: s.Added, Unchanged: s.Duplicates,
+		Incomplete: s.Incomplete, Duration: d}
 	if kind == "breaches" {
-		fmt.Fprintf(w, "ingest breaches: %d sources, %d breaches stored, %d rejected in %s\n", sources, s.Breaches, s.Rejected, d.Round(time.Millisecond))
-	} else {
-		fmt.Fprintf(w, "ingest %s: %d sources, read %d, added %d, already stored %d, rejected %d in %s (%.0f records/s)\n",
-			kind, sources, s.Read, s.Added, s.Duplicates, s.Rejected, d.Round(time.Millisecond), float64(s.Read)/max(d.Seconds(), 1e-9))
+		r.Read, r.Inserted = s.Breaches+s.Rejected, s.Breaches
 	}
-	for _, r := range s.Rejects {
-		fmt.Fprintf(w, "  rejected %s\n", r)
-	}
-	if s.Rejected > len(s.Rejects) {
-		fmt.Fprintf(w, "  … and %d more rejected\n", s.Rejected-len(s.Rejects))
-	}
-	if s.Incomplete > 0 {
-		fmt.Fprintf(w, "  %d source(s) incomplete: their complete records are stored, the cut tail rejected\n", s.Incomplete)
-	}
+	r.AddRejects(s.Rejected, s.Rejects)
+	return r
 }
 
 // cmdDarkweb runs `periscope darkweb rotate-key`.
@@ -338,8 +337,8 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 			return fmt.Errorf("rotate-key: %w", err)
 		}
 	}
-	p := newProgress(e.stderr)
-	done, left, err := dw.Reseal(ctx, func(done int) { p.update(ingestCounts{read: done, updated: done}) })
+	p := newProgress(e.stderr, 0)
+	done, left, err := dw.Reseal(ctx, func(done int) { p.update(ingestreport.Summary{Read: done, Updated: done}) })
 	p.done()
 	if err != nil {
 		return fmt.Errorf("rotate-key: %w (run `periscope darkweb rotate-key --resume` to finish)", err)
@@ -374,8 +373,8 @@ func reindexDarkweb(ctx context.Context, e env, dw *darkwebstore.Store, path str
 	if err != nil {
 		return err
 	}
-	p := newProgress(e.stderr)
-	err = dw.Rotate(ctx, old, next, func(done int) { p.update(ingestCounts{read: done, updated: done}) })
+	p := newProgress(e.stderr, 0)
+	err = dw.Rotate(ctx, old, next, func(done int) { p.update(ingestreport.Summary{Read: done, Updated: done}) })
 	p.done()
 	if err != nil {
 		return fmt.Errorf("rotate-key --reindex: %w (run it again to resume)", err)

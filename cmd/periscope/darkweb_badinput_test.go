@@ -80,7 +80,7 @@ func TestDarkwebIngestBadInput(t *testing.T) {
 			if !errors.As(err, &ee) || ee.code != exitIncomplete || !errors.Is(err, darkweb.ErrIncomplete) {
 				t.Fatalf("truncated: %v", err)
 			}
-			if !strings.Contains(out, "added 2") || !strings.Contains(out, bad("truncated.json")+":4: truncated record") || !strings.Contains(out, "1 source(s) incomplete") {
+			if !strings.Contains(out, "inserted 2") || !strings.Contains(out, bad("truncated.json")+":4: truncated record") || !strings.Contains(out, "1 source(s) incomplete") {
 				t.Fatalf("truncated summary:\n%s", out)
 			}
 			out, err = ingest("combolist", bad("truncated.txt.gz"))
@@ -153,7 +153,7 @@ func TestDarkwebIngestHashTypeFlag(t *testing.T) {
 	if _, _, err := runCLI(t, "ingest", "breach-csv", csvf, "--hash-type", "whirlpool", "--database", dsn, "--darkweb-key-file", key); err == nil || !strings.Contains(err.Error(), "unknown --hash-type") {
 		t.Fatalf("unknown hash type: %v", err)
 	}
-	if out, _, err := runCLI(t, "ingest", "breach-csv", csvf, "--hash-type", "NTLM", "--database", dsn, "--darkweb-key-file", key); err != nil || !strings.Contains(out, "added 1") {
+	if out, _, err := runCLI(t, "ingest", "breach-csv", csvf, "--hash-type", "NTLM", "--database", dsn, "--darkweb-key-file", key); err != nil || !strings.Contains(out, "inserted 1") {
 		t.Fatalf("ingest: %v %s", err, out)
 	}
 	dw := openDarkwebStore(t, dsn, key)
@@ -260,7 +260,7 @@ func TestDarkwebIngestAcrossBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("read %d, added %d, already stored 0, rejected %d", n, n-len(wantRejects), len(wantRejects))
+	want := fmt.Sprintf("read %d, stored %d (inserted %d, updated 0), unchanged 0, skipped 0, rejected %d", n, n-len(wantRejects), n-len(wantRejects), len(wantRejects))
 	if !strings.Contains(out, want) {
 		t.Fatalf("summary %q, want %q", out, want)
 	}
@@ -277,7 +277,7 @@ func TestDarkwebIngestAcrossBatches(t *testing.T) {
 		}
 	}
 	out, _, err = runCLI(t, "ingest", "breach-csv", csvf, "--database", dsn, "--darkweb-key-file", key)
-	if want := fmt.Sprintf("added 0, already stored %d", n-len(wantRejects)); err != nil || !strings.Contains(out, want) {
+	if want := fmt.Sprintf("inserted 0, updated 0), unchanged %d", n-len(wantRejects)); err != nil || !strings.Contains(out, want) {
 		t.Fatalf("again: %v %q, want %q", err, out, want)
 	}
 }

@@ -33,7 +33,7 @@ func TestDarkwebHeadsWorker(t *testing.T) {
 			}
 			csvf := filepath.Join(dir, "dump.csv")
 			os.WriteFile(csvf, []byte(b.String()), 0o600)
-			if out, stderr, err := runCLI(t, "ingest", "breach-csv", csvf, "--breach", "HeadsDump", "--database", dsn, "--darkweb-key-file", key); err != nil || !strings.Contains(out, "added 300") {
+			if out, stderr, err := runCLI(t, "ingest", "breach-csv", csvf, "--breach", "HeadsDump", "--database", dsn, "--darkweb-key-file", key); err != nil || !strings.Contains(out, "inserted 300") {
 				t.Fatalf("ingest: %v\n%s%s", err, out, stderr)
 			}
 			st, err := cli.OpenStore(ctx, dsn)

@@ -29,7 +29,7 @@ func TestDarkwebIngestRotateAndWrongKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err, stderr)
 			}
-			if !strings.Contains(out, "read 4, added 2, already stored 0, rejected 2") || !strings.Contains(out, combo+":2: no separator") || !strings.Contains(out, combo+":4: invalid UTF-8") {
+			if !strings.Contains(out, "read 4, stored 2 (inserted 2, updated 0), unchanged 0, skipped 0, rejected 2") || !strings.Contains(out, combo+":2: no separator") || !strings.Contains(out, combo+":4: invalid UTF-8") {
 				t.Fatalf("summary:\n%s", out)
 			}
 			if !strings.Contains(stderr, "created a new dark-web master key") {
@@ -39,7 +39,7 @@ func TestDarkwebIngestRotateAndWrongKey(t *testing.T) {
 				t.Fatalf("key mode %o", fi.Mode().Perm())
 			}
 			out, _, err = runCLI(t, "ingest", "combolist", combo, "--breach", "ExampleCombo", "--breach-date", "2024-01-02", "--database", dsn, "--darkweb-key-file", key, "--encoding", "windows-1252")
-			if err != nil || !strings.Contains(out, "added 1, already stored 2, rejected 1") {
+			if err != nil || !strings.Contains(out, "inserted 1, updated 0), unchanged 2, skipped 0, rejected 1") {
 				t.Fatalf("re-ingest: %v\n%s", err, out)
 			}
 			csvf := filepath.Join(dir, "x.csv")
@@ -63,7 +63,7 @@ func TestDarkwebIngestRotateAndWrongKey(t *testing.T) {
 				t.Fatalf("resume: %v\n%s", err, out)
 			}
 			out, _, err = runCLI(t, "ingest", "combolist", combo, "--breach", "ExampleCombo", "--breach-date", "2024-01-02", "--database", dsn, "--darkweb-key-file", key, "--encoding", "latin1")
-			if err != nil || !strings.Contains(out, "added 0, already stored 3") {
+			if err != nil || !strings.Contains(out, "inserted 0, updated 0), unchanged 3") {
 				t.Fatalf("re-ingest under the rotated keyring: %v\n%s", err, out)
 			}
 			out, _, err = runCLI(t, "darkweb", "rotate-key", "--reindex", "--database", dsn, "--darkweb-key-file", key)

@@ -4,19 +4,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/periscope-oss/periscope/internal/cli"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 	"sort"
 	"strings"
 
+	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/darkwebingest"
+	"github.com/periscope-oss/periscope/internal/ingestreport"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // ingester loads one kind of input into the store.
-type ingester func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error
+type ingester func(ctx context.Context, e env, st *store.Store, cfg *config.Config, o ingestOpts, sources []string) error
+
+// ingestOpts are what every kind's ingest shares: how it prints its
+// summary (ingestreport: text, or JSON with --json) and the logger that
+// writes each skipped record's position at --log-level debug.
+type ingestOpts struct {
+	json bool
+	log  *slog.Logger
+}
+
+// report prints a kind's summary on stdout and, at --log-level debug,
+// each listed skipped record with its position and reason.
+func (o ingestOpts) report(e env, s ingestreport.Summary, skips []string) {
+	for _, sk := range skips {
+		o.log.Debug("skipped", "kind", s.Kind, "record", sk)
+	}
+	s.Write(e.stdout, o.json)
+}
 
 // ingesters maps the kind names of docs/ingest.md to their loaders. Each
 // capability adds its kinds here.
@@ -66,6 +85,7 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 	cfg.Register(fs, e.getenv)
 	registerHostIngestFlags(kind, fs, &cfg, e.getenv)
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the ingest to this file (for benchmarks)")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object on stdout (for scripts; docs/ingest.md)")
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
@@ -89,5 +109,5 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	return in(ctx, e, st, &cfg, pos)
+	return in(ctx, e, st, &cfg, ingestOpts{json: *asJSON, log: newLogger(e.stderr, cfg.LogLevel)}, pos)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/brandwatch"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/ingestreport"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/wire"
 )
@@ -99,15 +99,15 @@ func brandConfigFromEnv(getenv config.Getenv) *brandConfig {
 // addBrandIngesters registers the kinds of brand protection (docs/ingest.md).
 func addBrandIngesters(m map[string]ingester) {
 	for _, kind := range []string{brandingest.Certs, brandingest.CT, brandingest.Certstream, brandingest.Zone} {
-		m[kind] = func(ctx context.Context, e env, st *store.Store, _ *config.Config, sources []string) error {
-			return ingestBrand(ctx, e, kind, st, sources)
+		m[kind] = func(ctx context.Context, e env, st *store.Store, _ *config.Config, o ingestOpts, sources []string) error {
+			return ingestBrand(ctx, e, o, kind, st, sources)
 		}
 	}
 }
 
 // ingestBrand loads sources of one brand-protection kind and prints the
 // totals.
-func ingestBrand(ctx context.Context, e env, kind string, st *store.Store, sources []string) error {
+func ingestBrand(ctx context.Context, e env, o ingestOpts, kind string, st *store.Store, sources []string) error {
 	mon, err := newBrandWatcher(brandConfigFromEnv(e.getenv), st, nil)
 	if err != nil {
 		return fmt.Errorf("ingest %s: %w", kind, err)
@@ -116,7 +116,7 @@ func ingestBrand(ctx context.Context, e env, kind string, st *store.Store, sourc
 		return fmt.Errorf("ingest %s: load monitored domains: %w", kind, err)
 	}
 	b := brandingest.New(mon, st)
-	prog := newProgress(e.stderr)
+	prog := newProgress(e.stderr, 0) // the readers open their files (and logs) themselves
 	b.Progress = func(s hostingest.Summary) { prog.update(hostCounts(s)) }
 	read, _ := b.Source(kind)
 	firstErr := eachSource(ctx, e.stderr, sources, func(src string) error {
@@ -128,32 +128,25 @@ func ingestBrand(ctx context.Context, e env, kind string, st *store.Store, sourc
 	})
 	prog.done()
 	b.Finish()
-	printBrandSummary(e.stdout, kind, len(sources), b)
-	fmt.Fprintf(e.stdout, "  host index: %d names inserted, %d updated, %d unchanged, %d rejected; %d new certificate links to organizations\n",
-		b.Hosts.Inserted, b.Hosts.Updated, b.Hosts.Unchanged, b.Hosts.Rejected, b.Links)
-	fmt.Fprintf(e.stdout, "  brand monitor (%d monitored domains): %d names matched, %d new findings, %d updated\n",
-		len(mon.Brands()), b.Match.Matched, b.Match.Inserted, b.Match.Updated)
+	o.report(e, brandReport(kind, len(sources), b, len(mon.Brands())), b.Skips)
 	return firstErr
 }
 
-func printBrandSummary(w io.Writer, kind string, sources int, b *brandingest.Run) {
-	s := b.Sum
-	what := "certificates"
-	if kind == brandingest.Zone {
-		what = "domains"
+// brandReport is the shared summary of a brand-protection ingest:
+// certificates (domains for zone files) read and stored, text between
+// certificates skipped, and what the names did to the host index and the
+// brand monitor.
+func brandReport(kind string, sources int, b *brandingest.Run, brands int) ingestreport.Summary {
+	r := hostReport(kind, sources, b.Sum)
+	r.SkippedBy = nil
+	r.Skipped = 0
+	r.Skip("blocks of text between certificates", b.Sum.Skipped)
+	r.Extra = map[string]int{
+		"host_names_inserted": b.Hosts.Inserted, "host_names_updated": b.Hosts.Updated,
+		"organization_links": b.Links, "monitored_domains": brands,
+		"brand_matches": b.Match.Matched, "brand_findings_new": b.Match.Inserted, "brand_findings_updated": b.Match.Updated,
 	}
-	fmt.Fprintf(w, "%s: %d source(s): read %d %s, inserted %d, updated %d, unchanged %d, rejected %d, skipped %d in %s (%.0f %s/s)\n",
-		kind, sources, s.Read, what, s.Inserted, s.Updated, s.Unchanged, s.Rejected, s.Skipped,
-		s.Duration.Round(time.Millisecond), float64(s.Read)/max(s.Duration.Seconds(), 1e-9), what)
-	for _, r := range s.Rejects {
-		fmt.Fprintf(w, "  rejected %s\n", r)
-	}
-	if s.Rejected > len(s.Rejects) {
-		fmt.Fprintf(w, "  ... and %d more rejected\n", s.Rejected-len(s.Rejects))
-	}
-	for _, r := range b.Skips {
-		fmt.Fprintf(w, "  skipped %s\n", r)
-	}
+	return r
 }
 
 // ctLogs splits the --ct-logs value.

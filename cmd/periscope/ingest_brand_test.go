@@ -81,16 +81,17 @@ func TestIngestBrandPrintsTotals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"zone: 1 source(s): read 3 domains, inserted 0, updated 0, unchanged 0, rejected 1, skipped 0 in ",
+		"zone: 1 source(s): read 3, stored 0 (inserted 0, updated 0), unchanged 0, skipped 0, rejected 1, ",
 		"  rejected " + zf + ":2:1: $INCLUDE is not supported",
-		"  brand monitor (1 monitored domains): 1 names matched, 1 new findings, 0 updated",
+		"brand_findings_new 1, brand_findings_updated 0, brand_matches 1, ",
+		"monitored_domains 1, ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	out, _, err = runCLI(t, "ingest", "certs", "../../internal/cert/testdata/appmattus_google-cert.pem", "--database", dsn)
-	if err != nil || !strings.Contains(out, "certs: 1 source(s): read 1 certificates, inserted 1,") || !strings.Contains(out, "  host index: ") {
+	if err != nil || !strings.Contains(out, "certs: 1 source(s): read 1, stored 1 (inserted 1,") || !strings.Contains(out, "host_names_inserted ") {
 		t.Errorf("ingest certs: %v\n%s", err, out)
 	}
 	if _, _, err := runCLI(t, "ingest", "zone", filepath.Join(dir, "nope.zone"), "--database", dsn); err == nil || !strings.Contains(err.Error(), "nope.zone") {

@@ -16,6 +16,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/ingestreport"
 	"github.com/periscope-oss/periscope/internal/scan"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/wire"
@@ -43,7 +44,7 @@ const bulkGCPercent = 200
 
 // ingestHostsAs returns the ingester of one host-index input format.
 func ingestHostsAs(f scan.Format) ingester {
-	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
+	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, o ingestOpts, sources []string) error {
 		in, err := newHostIngester(cfg, st, wire.NewLedger(st))
 		if err != nil {
 			return fmt.Errorf("ingest %s: %w", f, err)
@@ -60,19 +61,19 @@ func ingestHostsAs(f scan.Format) ingester {
 			_, err := mon.ObserveNames(ctx, names)
 			return err
 		}
-		return ingestHostSources(ctx, e, in, f, sources)
+		return ingestHostSources(ctx, e, o, in, f, sources)
 	}
 }
 
-func ingestHostSources(ctx context.Context, e env, in *hostingest.Ingester, f scan.Format, sources []string) error {
+func ingestHostSources(ctx context.Context, e env, o ingestOpts, in *hostingest.Ingester, f scan.Format, sources []string) error {
 	files, err := expandSources(sources)
 	if err != nil {
 		return err
 	}
-	total, firstErr := ingestEach(ctx, e, files, hostCounts, func(src string, progress func(hostingest.Summary)) (hostingest.Summary, error) {
-		return ingestHostSource(ctx, in, f, src, progress)
+	total, firstErr := ingestEach(ctx, e, files, hostCounts, func(src string, wrap func(io.Reader) io.Reader, progress func(hostingest.Summary)) (hostingest.Summary, error) {
+		return ingestHostSource(ctx, in, f, src, wrap, progress)
 	})
-	printHostSummary(e.stdout, f, len(files), total)
+	o.report(e, hostReport(string(f), len(files), total), total.Skips)
 	if total.Inserted+total.Updated > 0 {
 		if err := in.Store.AnalyzeHosts(ctx); err != nil && firstErr == nil {
 			firstErr = err
@@ -81,7 +82,7 @@ func ingestHostSources(ctx context.Context, e env, in *hostingest.Ingester, f sc
 	return firstErr
 }
 
-func ingestHostSource(ctx context.Context, in *hostingest.Ingester, f scan.Format, src string, progress func(hostingest.Summary)) (hostingest.Summary, error) {
+func ingestHostSource(ctx context.Context, in *hostingest.Ingester, f scan.Format, src string, wrap func(io.Reader) io.Reader, progress func(hostingest.Summary)) (hostingest.Summary, error) {
 	var r io.ReadCloser
 	if isURL(src) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
@@ -109,7 +110,7 @@ func ingestHostSource(ctx context.Context, in *hostingest.Ingester, f scan.Forma
 		r = file
 	}
 	defer r.Close()
-	return in.Ingest(ctx, f, src, r, progress)
+	return in.Ingest(ctx, f, src, wrap(r), progress)
 }
 
 // expandSources replaces each directory by the regular files below it, in
@@ -148,18 +149,17 @@ func expandSources(sources []string) ([]string, error) {
 	return out, nil
 }
 
-func printHostSummary(w io.Writer, f scan.Format, files int, s hostingest.Summary) {
-	secs := s.Duration.Seconds()
-	fmt.Fprintf(w, "%s: %d source(s): read %d, inserted %d, updated %d, unchanged %d, skipped %d, rejected %d in %s (%.0f records/s)\n",
-		f, files, s.Read, s.Inserted, s.Updated, s.Unchanged, s.Skipped, s.Rejected,
-		s.Duration.Round(time.Millisecond), float64(s.Read)/max(secs, 1e-9))
-	for _, r := range s.Rejects {
-		fmt.Fprintf(w, "  rejected %s\n", r)
-	}
-	if s.Rejected > len(s.Rejects) {
-		fmt.Fprintf(w, "  ... and %d more rejected\n", s.Rejected-len(s.Rejects))
-	}
+// hostReport is the shared summary of a host-index (or certificate)
+// ingest.
+func hostReport(kind string, sources int, s hostingest.Summary) ingestreport.Summary {
+	r := ingestreport.Summary{Kind: kind, Sources: sources, Read: s.Read, Inserted: s.Inserted, Updated: s.Updated,
+		Unchanged: s.Unchanged, Skipped: s.Skipped, SkippedBy: s.SkippedBy, Duration: s.Duration}
+	r.AddRejects(s.Rejected, s.Rejects)
+	return r
 }
+
+// hostCounts is what a progress line shows of a host ingest.
+func hostCounts(s hostingest.Summary) ingestreport.Summary { return hostReport("", 0, s) }
 
 // addHostIngesters registers the kinds of the host index (docs/ingest.md).
 func addHostIngesters(m map[string]ingester) {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/ingestreport"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vuln"
 	"github.com/periscope-oss/periscope/internal/vulningest"
@@ -23,7 +25,7 @@ func addVulnIngesters(m map[string]ingester) {
 }
 
 func ingestVulnAs(kind string) ingester {
-	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
+	return func(ctx context.Context, e env, st *store.Store, cfg *config.Config, o ingestOpts, sources []string) error {
 		in := &vulningest.Ingester{Store: vulnstore.New(st)}
 		var files []string
 		for _, src := range sources {
@@ -38,10 +40,10 @@ func ingestVulnAs(kind string) ingester {
 			files = append(files, paths...)
 		}
 		n := len(files)
-		total, firstErr := ingestEach(ctx, e, files, vulnCounts, func(src string, progress func(vulningest.Summary)) (vulningest.Summary, error) {
-			return ingestVulnSource(ctx, in, kind, src, progress)
+		total, firstErr := ingestEach(ctx, e, files, vulnCounts, func(src string, wrap func(io.Reader) io.Reader, progress func(vulningest.Summary)) (vulningest.Summary, error) {
+			return ingestVulnSource(ctx, in, kind, src, wrap, progress)
 		})
-		printVulnSummary(e.stdout, kind, n, total)
+		o.report(e, vulnReport(kind, n, total), nil)
 		if total.Inserted+total.Updated > 0 {
 			if err := vulnstore.New(st).OptimizeVulns(ctx); err != nil && firstErr == nil {
 				firstErr = err
@@ -55,9 +57,20 @@ func isURL(s string) bool {
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
 }
 
-func ingestVulnSource(ctx context.Context, in *vulningest.Ingester, kind, src string, progress func(vulningest.Summary)) (vulningest.Summary, error) {
+func ingestVulnSource(ctx context.Context, in *vulningest.Ingester, kind, src string, wrap func(io.Reader) io.Reader, progress func(vulningest.Summary)) (vulningest.Summary, error) {
 	if !isURL(src) {
-		return in.IngestPath(ctx, kind, src, progress)
+		fi, err := os.Stat(src)
+		if kind == vulningest.OSV || err != nil || fi.IsDir() {
+			return in.IngestPath(ctx, kind, src, progress)
+		}
+		// A file is read here, through wrap, so the progress line
+		// knows how much of it is read.
+		f, err := os.Open(src)
+		if err != nil {
+			return vulningest.Summary{Source: src}, fmt.Errorf("ingest %s: %w", kind, err)
+		}
+		defer f.Close()
+		return in.IngestReader(ctx, kind, src, wrap(f), progress)
 	}
 	f := &vuln.Fetcher{Client: &http.Client{Timeout: 30 * time.Minute}, UserAgent: "periscope/" + version, MaxRetries: 4}
 	resp, err := f.Get(ctx, src, vuln.Validators{}, nil)
@@ -68,15 +81,13 @@ func ingestVulnSource(ctx context.Context, in *vulningest.Ingester, kind, src st
 	return in.IngestReader(ctx, kind, src, resp.Body, progress)
 }
 
-func printVulnSummary(w io.Writer, kind string, sources int, s vulningest.Summary) {
-	secs := s.Duration.Seconds()
-	fmt.Fprintf(w, "%s: %d source(s): read %d, inserted %d, updated %d, unchanged %d, rejected %d in %s (%.0f records/s)\n",
-		kind, sources, s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected,
-		s.Duration.Round(time.Millisecond), float64(s.Read)/max(secs, 1e-9))
-	for _, r := range s.Rejects {
-		fmt.Fprintf(w, "  rejected %s\n", r)
-	}
-	if s.Rejected > len(s.Rejects) {
-		fmt.Fprintf(w, "  ... and %d more rejected\n", s.Rejected-len(s.Rejects))
-	}
+// vulnReport is the shared summary of a vulnerability-feed ingest.
+func vulnReport(kind string, sources int, s vulningest.Summary) ingestreport.Summary {
+	r := ingestreport.Summary{Kind: kind, Sources: sources, Read: s.Read, Inserted: s.Inserted, Updated: s.Updated,
+		Unchanged: s.Unchanged, Duration: s.Duration}
+	r.AddRejects(s.Rejected, s.Rejects)
+	return r
 }
+
+// vulnCounts is what a progress line shows of a vulnerability ingest.
+func vulnCounts(s vulningest.Summary) ingestreport.Summary { return vulnReport("", 0, s) }

@@ -5,46 +5,70 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/term"
 
-	"github.com/periscope-oss/periscope/internal/hostingest"
-	"github.com/periscope-oss/periscope/internal/vulningest"
+	"github.com/periscope-oss/periscope/internal/ingestreport"
 )
 
-// ingestCounts is what a progress line shows.
-type ingestCounts struct{ read, inserted, updated, unchanged, rejected int }
-
-func hostCounts(s hostingest.Summary) ingestCounts {
-	return ingestCounts{s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected}
-}
-
-func vulnCounts(s vulningest.Summary) ingestCounts {
-	return ingestCounts{s.Read, s.Inserted, s.Updated, s.Unchanged, s.Rejected}
-}
-
 // progress shows ingest progress on stderr: a line redrawn in place on a
-// terminal, a plain line every few seconds otherwise.
+// terminal, a plain line every few seconds otherwise. When the size of the
+// input is known (local files) it shows the share read and the time left;
+// otherwise (URLs, stdin, CT logs) the throughput alone.
 type progress struct {
 	w     io.Writer
 	tty   bool
 	start time.Time
 	last  time.Time
 	drawn bool
+	total int64        // bytes of input, 0 when unknown
+	read  atomic.Int64 // bytes read so far
+	now   func() time.Time
 }
 
-func newProgress(w io.Writer) *progress {
+func newProgress(w io.Writer, totalBytes int64) *progress {
 	tty := false
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
 	now := time.Now()
-	return &progress{w: w, tty: tty, start: now, last: now}
+	return &progress{w: w, tty: tty, start: now, last: now, total: totalBytes, now: time.Now}
 }
 
-func (p *progress) update(c ingestCounts) {
-	now := time.Now()
+// inputSize is the total size of the local files among sources, or 0 when
+// any source is not a local regular file (a URL, stdin, a directory read
+// whole), whose size is unknown.
+func inputSize(sources []string) int64 {
+	var n int64
+	for _, s := range sources {
+		fi, err := os.Stat(s)
+		if err != nil || !fi.Mode().IsRegular() {
+			return 0
+		}
+		n += fi.Size()
+	}
+	return n
+}
+
+// counting returns r counting the bytes read into p.
+func (p *progress) counting(r io.Reader) io.Reader { return &countingReader{r: r, n: &p.read} }
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (p *progress) update(s ingestreport.Summary) {
+	now := p.now()
 	every := 5 * time.Second
 	if p.tty {
 		every = 200 * time.Millisecond
@@ -53,17 +77,28 @@ func (p *progress) update(c ingestCounts) {
 		return
 	}
 	p.last = now
-	el := now.Sub(p.start).Seconds()
-	rate := float64(c.read) / max(el, 1e-9)
+	line := p.line(s, now)
 	if p.tty {
-		spin := `|/-\`[int(el*5)%4]
-		fmt.Fprintf(p.w, "\r[%c] read %d  inserted %d  updated %d  unchanged %d  rejected %d  %.0f records/s ",
-			spin, c.read, c.inserted, c.updated, c.unchanged, c.rejected, rate)
+		fmt.Fprintf(p.w, "\r%s ", line)
 		p.drawn = true
 		return
 	}
-	fmt.Fprintf(p.w, "progress: read %d inserted %d updated %d unchanged %d rejected %d (%.0f records/s)\n",
-		c.read, c.inserted, c.updated, c.unchanged, c.rejected, rate)
+	fmt.Fprintf(p.w, "progress: %s\n", line)
+}
+
+// line is the progress text: counts and throughput, with the share read
+// and the time left when the input size is known.
+func (p *progress) line(s ingestreport.Summary, now time.Time) string {
+	el := now.Sub(p.start)
+	var b strings.Builder
+	if read := p.read.Load(); p.total > 0 && read > 0 {
+		frac := min(float64(read)/float64(p.total), 1)
+		left := time.Duration(float64(el) * (1 - frac) / frac).Round(time.Second)
+		fmt.Fprintf(&b, "%3.0f%% ETA %s  ", frac*100, left)
+	}
+	fmt.Fprintf(&b, "read %d  stored %d  unchanged %d  skipped %d  rejected %d  %.0f records/s",
+		s.Read, s.Stored(), s.Unchanged, s.Skipped, s.Rejected, float64(s.Read)/max(el.Seconds(), 1e-9))
+	return b.String()
 }
 
 func (p *progress) done() {
@@ -80,16 +115,17 @@ type addableSummary[S any] interface {
 }
 
 // ingestEach ingests sources one after the other with one progress line
-// for all of them. A source that fails is reported on stderr and the others
-// go on (batches stored before an error stay stored); the first error is
-// returned with the total.
-func ingestEach[S any, P addableSummary[S]](ctx context.Context, e env, sources []string, counts func(S) ingestCounts,
-	one func(src string, progress func(S)) (S, error)) (S, error) {
-	p := newProgress(e.stderr)
+// for all of them. one reads its source through wrap (which counts the
+// bytes for the progress line) when it opens it itself. A source that
+// fails is reported on stderr and the others go on (batches stored before
+// an error stay stored); the first error is returned with the total.
+func ingestEach[S any, P addableSummary[S]](ctx context.Context, e env, sources []string, counts func(S) ingestreport.Summary,
+	one func(src string, wrap func(io.Reader) io.Reader, progress func(S)) (S, error)) (S, error) {
+	p := newProgress(e.stderr, inputSize(sources))
 	var total S
 	err := eachSource(ctx, e.stderr, sources, func(src string) error {
 		base := total
-		sum, err := one(src, func(s S) {
+		sum, err := one(src, p.counting, func(s S) {
 			b := base
 			P(&b).Add(s)
 			p.update(counts(b))

@@ -15,7 +15,7 @@ const vulnData = "../../internal/vuln/testdata/"
 func TestIngestVulnCLI(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "p.db")
 	out, _, err := runCLI(t, "ingest", "nvd", "--database", db, vulnData+"nvd")
-	if err != nil || !strings.Contains(out, "nvd: 19 source(s): read 68, inserted 68, updated 0, unchanged 0, rejected 0") {
+	if err != nil || !strings.Contains(out, "nvd: 19 source(s): read 68, stored 68 (inserted 68, updated 0), unchanged 0, skipped 0, rejected 0") {
 		t.Fatalf("first nvd ingest: %v\n%s", err, out)
 	}
 	out, _, err = runCLI(t, "ingest", "nvd", "--database", db, vulnData+"nvd")
@@ -27,7 +27,7 @@ func TestIngestVulnCLI(t *testing.T) {
 		t.Fatalf("exploitdb ingest: %v\n%s", err, out)
 	}
 	out, _, err = runCLI(t, "ingest", "osv", "--database", db, vulnData+"osv/go", vulnData+"osv/ghsa")
-	if err != nil || !strings.Contains(out, "osv: 2 source(s): read 67, inserted 67") {
+	if err != nil || !strings.Contains(out, "osv: 2 source(s): read 67, stored 67 (inserted 67,") {
 		t.Fatalf("osv ingest: %v\n%s", err, out)
 	}
 	// A URL is downloaded (gzip or not) and ingested; a 404 is an error naming it.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/egress"
+	"github.com/periscope-oss/periscope/internal/ingestreport"
 	"github.com/periscope-oss/periscope/internal/rdap"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/whois"
@@ -100,7 +101,7 @@ func loadWhoisDemo(ctx context.Context, svc *services) error {
 			if err != nil {
 				return err
 			}
-			if _, err := whoislookup.Ingest(ctx, st, b, "demo:"+e.Name(), time.Now(), 100*365*24*time.Hour); err != nil {
+			if _, _, err := whoislookup.Ingest(ctx, st, b, "demo:"+e.Name(), time.Now(), 100*365*24*time.Hour); err != nil {
 				return fmt.Errorf("whois demo: %w", err)
 			}
 			n++
@@ -117,7 +118,8 @@ func addWhoisIngesters(m map[string]ingester) {
 // ingestWhois loads recorded raw WHOIS texts and RDAP JSON answers (files
 // or directories of them). A file that cannot be read as either is
 // reported and skipped; the others are stored.
-func ingestWhois(ctx context.Context, e env, st *store.Store, cfg *config.Config, sources []string) error {
+func ingestWhois(ctx context.Context, e env, st *store.Store, cfg *config.Config, o ingestOpts, sources []string) error {
+	start := time.Now()
 	ws := whoisstore.New(st).OnChange(wire.NewLedger(st).WHOIS)
 	var files []string
 	for _, src := range sources {
@@ -139,21 +141,32 @@ func ingestWhois(ctx context.Context, e env, st *store.Store, cfg *config.Config
 			return fmt.Errorf("ingest whois: %w", err)
 		}
 	}
-	stored, rejected := 0, 0
+	// One answer a file: a file that is not a domain's answer is
+	// rejected with the reason.
+	rep := ingestreport.Summary{Kind: "whois", Sources: len(files)}
+	prog := newProgress(e.stderr, inputSize(files))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
+		prog.read.Add(int64(len(b)))
+		var existed bool
 		if err == nil {
-			_, err = whoislookup.Ingest(ctx, ws, b, filepath.Base(f), time.Now(), whoislookup.DefaultCacheTTL)
+			_, existed, err = whoislookup.Ingest(ctx, ws, b, filepath.Base(f), time.Now(), whoislookup.DefaultCacheTTL)
 		}
-		if err != nil {
-			rejected++
-			fmt.Fprintf(e.stderr, "skipped %v\n", err)
-			continue
+		rep.Read++
+		switch {
+		case err != nil:
+			rep.Reject(err.Error())
+		case existed:
+			rep.Updated++
+		default:
+			rep.Inserted++
 		}
-		stored++
+		rep.Duration = time.Since(start)
+		prog.update(rep)
 	}
-	fmt.Fprintf(e.stdout, "whois: %d records stored, %d files skipped\n", stored, rejected)
-	if stored == 0 && rejected > 0 {
+	prog.done()
+	o.report(e, rep, nil)
+	if rep.Stored() == 0 && rep.Rejected > 0 {
 		return errors.New("ingest whois: no file could be read")
 	}
 	return nil

@@ -166,7 +166,7 @@ func TestWhoisRefusesPrivateTargets(t *testing.T) {
 func TestIngestWhois(t *testing.T) {
 	dsn := storetest.DSN(t, "sqlite")
 	out, errOut, err := runCLI(t, "ingest", "whois", "--database", dsn, "testdata/whois", writeFile(t, "junk.txt", "nothing to see"))
-	if err != nil || !strings.Contains(out, "whois: 3 records stored, 1 files skipped") {
+	if err != nil || !strings.Contains(out, "whois: 4 source(s): read 4, stored 3 (inserted 2, updated 1), unchanged 0, skipped 0, rejected 1") || !strings.Contains(out, "rejected junk.txt: the answer names no domain") {
 		t.Fatalf("ingest: %v\n%s%s", err, out, errOut)
 	}
 }

@@ -29,7 +29,7 @@ func BenchmarkWhoisCachedLookup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := whoislookup.Ingest(context.Background(), st, raw, "bench", time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), 24*time.Hour); err != nil {
+	if _, _, err := whoislookup.Ingest(context.Background(), st, raw, "bench", time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), 24*time.Hour); err != nil {
 		b.Fatal(err)
 	}
 	_, key := e.Account(periscope.Account{Company: "Bench", Plan: "enterprise", Enterprise: true, OEM: true, OEMCreditsPerMonth: 1 << 30, RateLimit: 1 << 30})

@@ -82,6 +82,10 @@ type Summary struct {
 	Unchanged int
 	Rejected  int
 	Rejects   []string // "source:line: reason", the first few
+	// SkippedBy counts the skipped records by reason; Skips lists the
+	// first of them as "source:line N (byte B): reason".
+	SkippedBy map[string]int
+	Skips     []string
 	Duration  time.Duration
 }
 
@@ -94,6 +98,17 @@ func (s *Summary) Add(o Summary) {
 	s.Unchanged += o.Unchanged
 	s.Rejected += o.Rejected
 	s.Rejects = append(s.Rejects, o.Rejects...)
+	for r, n := range o.SkippedBy {
+		if s.SkippedBy == nil {
+			s.SkippedBy = map[string]int{}
+		}
+		s.SkippedBy[r] += n
+	}
+	for _, sk := range o.Skips {
+		if len(s.Skips) < scan.MaxSkips {
+			s.Skips = append(s.Skips, sk)
+		}
+	}
 	s.Duration += o.Duration
 }
 
@@ -301,7 +316,10 @@ func (p *pipeline) wait(ctx context.Context, parseErr error) error {
 // summary completes the writer's counts with the parser's.
 func (p *pipeline) summary(stats scan.Stats, d time.Duration) Summary {
 	sum := p.sum
-	sum.Read, sum.Skipped = stats.Records, stats.Skipped
+	sum.Read, sum.Skipped, sum.SkippedBy = stats.Records, stats.Skipped, stats.SkippedBy
+	for _, sk := range stats.Skips {
+		sum.Skips = append(sum.Skips, p.source+": "+sk.String())
+	}
 	sum.Rejected += stats.Rejected
 	for _, rj := range stats.Rejects {
 		if len(sum.Rejects) < maxRejectLines {

@@ -51,10 +51,10 @@ func masscanLine(line []byte) ([]host.Host, error) {
 	line = bytes.Trim(bytes.TrimSpace(line), ",")
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return nil, errSkip
+		return nil, skip("lines without a record (array brackets)")
 	}
 	if isFinished(line) {
-		return nil, errSkip
+		return nil, skip("end-of-scan markers")
 	}
 	var rec masscanRecord
 	if err := json.Unmarshal(line, &rec); err != nil {
@@ -104,7 +104,7 @@ func masscanLine(line []byte) ([]host.Host, error) {
 		if len(rec.Ports) == 0 && rec.Port == 0 {
 			return nil, errors.New("record has no port")
 		}
-		return nil, errSkip
+		return nil, skip("closed ports")
 	}
 	h.NetworkServices = svcs
 	return []host.Host{h}, nil

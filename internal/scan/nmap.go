@@ -101,7 +101,7 @@ func ParseNmap(r io.Reader, emit func(host.Host) error) (Stats, error) {
 			st.Records++
 			hosts, err := nmapHosts(&nh, runStart)
 			if errors.Is(err, errSkip) {
-				st.Skipped++
+				st.skip(line, off, err)
 				continue
 			}
 			if err != nil {
@@ -133,7 +133,7 @@ func attr(se xml.StartElement, name string) string {
 
 func nmapHosts(nh *nmapHost, runStart int64) ([]host.Host, error) {
 	if nh.Status.State != "" && nh.Status.State != "up" {
-		return nil, errSkip
+		return nil, skip("hosts down")
 	}
 	var ip string
 	for _, a := range nh.Addresses {

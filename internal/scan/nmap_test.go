@@ -68,6 +68,9 @@ func TestNmapHostStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st.SkippedBy["hosts down"] != 1 || len(st.Skips) != 1 || st.Skips[0].Line == 0 || st.Skips[0].Reason != "hosts down" {
+		t.Errorf("skip reasons %v, positions %+v", st.SkippedBy, st.Skips)
+	}
 	if st.Records != 4 || st.Skipped != 1 || st.Rejected != 2 || len(hosts) != 2 {
 		t.Fatalf("stats %+v, %d hosts", st, len(hosts))
 	}

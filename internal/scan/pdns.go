@@ -137,7 +137,7 @@ func pdnsLine(line []byte) ([]host.Host, error) {
 			return nil, err
 		}
 	default:
-		return nil, errSkip
+		return nil, skip("unsupported record types")
 	}
 	h.FirstSeen, h.LastSeen = first, max(first, last)
 	return []host.Host{h}, nil

@@ -47,6 +47,10 @@ type Stats struct {
 	Skipped  int      // well-formed records with nothing to index (closed ports, hosts down, unsupported rrtypes)
 	Rejected int      // records rejected as bad input
 	Rejects  []Reject // the first MaxRejects rejected records
+	// SkippedBy counts the skipped records by reason; Skips lists the
+	// first MaxSkips with their positions (for --log-level debug).
+	SkippedBy map[string]int
+	Skips     []Reject
 }
 
 // Reject is one rejected input record.
@@ -133,9 +137,38 @@ func Parse(f Format, r io.Reader, emit func(host.Host) error) (Stats, error) {
 	return Stats{}, fmt.Errorf("unknown scan format %q", f)
 }
 
-// errSkip is returned by a record parser for a well-formed record that has
-// nothing to index.
+// errSkip is what a record parser returns, wrapped with the reason by
+// skip, for a well-formed record that has nothing to index.
 var errSkip = errors.New("nothing to index")
+
+// skipError is errSkip with the reason, in the plural form a summary
+// counts ("hosts down").
+type skipError struct{ reason string }
+
+func (e *skipError) Error() string        { return e.reason }
+func (e *skipError) Is(target error) bool { return target == errSkip }
+
+func skip(reason string) error { return &skipError{reason} }
+
+// MaxSkips bounds the skipped records Stats lists with their positions.
+const MaxSkips = 10000
+
+// skip counts a skipped record by its reason and, while fewer than
+// MaxSkips are, lists it with its position.
+func (s *Stats) skip(line int, off int64, err error) {
+	reason := err.Error()
+	if se, ok := err.(*skipError); ok {
+		reason = se.reason
+	}
+	s.Skipped++
+	if s.SkippedBy == nil {
+		s.SkippedBy = map[string]int{}
+	}
+	s.SkippedBy[reason]++
+	if len(s.Skips) < MaxSkips {
+		s.Skips = append(s.Skips, Reject{Line: line, Offset: off, Reason: reason})
+	}
+}
 
 // recordFunc turns one line into observations; an error rejects the line
 // (errSkip skips it).
@@ -209,7 +242,7 @@ func parseLines(format Format, r io.Reader, emit func(host.Host) error, parse ap
 				st.reject(l.no, l.off, fmt.Sprintf("line longer than %d bytes", MaxLine))
 				continue
 			case errors.Is(l.err, errSkip):
-				st.Skipped++
+				st.skip(l.no, l.off, l.err)
 				continue
 			case l.err != nil:
 				st.reject(l.no, l.off, l.err.Error())

@@ -142,8 +142,8 @@ func TestMasscan(t *testing.T) {
 
 func TestMasscanBanners(t *testing.T) {
 	hosts, st, _ := collect(t, ParseMasscan, "testdata/masscan_oD.ndjson")
-	if st.Skipped != 1 {
-		t.Errorf("skipped %d, want 1 (the closed port)", st.Skipped)
+	if st.Skipped != 1 || st.SkippedBy["closed ports"] != 1 || len(st.Skips) != 1 || st.Skips[0].Line == 0 {
+		t.Errorf("skipped %d %v %+v, want 1 (the closed port) with its line", st.Skipped, st.SkippedBy, st.Skips)
 	}
 	if s := hosts[1].NetworkServices[0]; s.Service != "http" || !strings.Contains(s.Banner, "nginx") {
 		t.Errorf("banner service = %+v", s)
@@ -195,8 +195,8 @@ func TestPDNS(t *testing.T) {
 	if diff := cmp.Diff([]int{9, 10}, rejectLines(st)); diff != "" {
 		t.Errorf("rejected lines (-want +got):\n%s\n%v", diff, st.Rejects)
 	}
-	if st.Skipped != 1 {
-		t.Errorf("skipped %d, want 1 (SOA)", st.Skipped)
+	if st.Skipped != 1 || st.SkippedBy["unsupported record types"] != 1 {
+		t.Errorf("skipped %d %v, want 1 (SOA)", st.Skipped, st.SkippedBy)
 	}
 	merged := map[string]host.Host{}
 	for _, h := range hosts {

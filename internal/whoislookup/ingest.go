@@ -18,12 +18,13 @@ import (
 const MaxIngest = rdap.MaxBody
 
 // Ingest stores one recorded answer, raw port-43 text or RDAP JSON, as the
-// record of the domain it names, and returns that domain. A record stored
+// record of the domain it names, and returns that domain and whether a
+// record of it was stored before. A record stored
 // earlier from the other protocol keeps that protocol's part. cacheFor is
 // how long the record answers lookups before upstream is asked again.
-func Ingest(ctx context.Context, st *whoisstore.Store, data []byte, source string, now time.Time, cacheFor time.Duration) (string, error) {
+func Ingest(ctx context.Context, st *whoisstore.Store, data []byte, source string, now time.Time, cacheFor time.Duration) (domain string, existed bool, err error) {
 	if len(data) > MaxIngest {
-		return "", fmt.Errorf("%s: larger than %d bytes", source, MaxIngest)
+		return "", false, fmt.Errorf("%s: larger than %d bytes", source, MaxIngest)
 	}
 	// Legacy answers (Latin-1, Windows-1252) are decoded as every
 	// ingested text is, rather than refused.
@@ -33,10 +34,10 @@ func Ingest(ctx context.Context, st *whoisstore.Store, data []byte, source strin
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		obj, err := rdap.Decode(t)
 		if err != nil {
-			return "", fmt.Errorf("%s: %w", source, err)
+			return "", false, fmt.Errorf("%s: %w", source, err)
 		}
 		if c := obj.ObjectClassName; c != "" && c != "domain" {
-			return "", fmt.Errorf("%s: an RDAP %s answer, not a domain (ingest whois stores domain records)", source, c)
+			return "", false, fmt.Errorf("%s: an RDAP %s answer, not a domain (ingest whois stores domain records)", source, c)
 		}
 		name = obj.LDHName
 		if name == "" {
@@ -49,15 +50,16 @@ func Ingest(ctx context.Context, st *whoisstore.Store, data []byte, source strin
 		rec = FromWhois(string(data), "", source)
 	}
 	if name == "" {
-		return "", fmt.Errorf("%s: the answer names no domain", source)
+		return "", false, fmt.Errorf("%s: the answer names no domain", source)
 	}
 	domain, tld, err := Normalize(name)
 	if err != nil {
-		return "", fmt.Errorf("%s: domain %q: %w", source, name, err)
+		return "", false, fmt.Errorf("%s: domain %q: %w", source, name, err)
 	}
 	old, err := st.Get(ctx, domain)
 	switch {
 	case err == nil:
+		existed = true
 		if rec.WhoisRaw == "" {
 			rec.WhoisRaw, rec.WhoisServer = old.WhoisRaw, old.WhoisServer
 		}
@@ -65,13 +67,13 @@ func Ingest(ctx context.Context, st *whoisstore.Store, data []byte, source strin
 			rec.RDAPJSON, rec.RDAPSource = old.RDAPJSON, old.RDAPSource
 		}
 	case !errors.Is(err, whoisstore.ErrNotFound):
-		return "", err
+		return "", false, err
 	}
 	rec.Domain, rec.TLD, rec.Source = domain, tld, "ingest"
 	rec.QueriedAt = now.UTC().Truncate(time.Second)
 	rec.CacheExpires = rec.QueriedAt.Add(cacheFor)
 	if err := st.Put(ctx, rec); err != nil {
-		return "", err
+		return "", false, err
 	}
-	return domain, nil
+	return domain, existed, nil
 }

@@ -265,7 +265,7 @@ func TestIngest(t *testing.T) {
 				data []byte
 				want string
 			}{{rdapJSON, "google.com"}, {it, "google.it"}, {[]byte("Domain Name: GOOGLE.COM\nRegistrar: MarkMonitor Inc.\n"), "google.com"}} {
-				got, err := Ingest(ctx, st, tc.data, "test", now, time.Hour)
+				got, _, err := Ingest(ctx, st, tc.data, "test", now, time.Hour)
 				if err != nil || got != tc.want {
 					t.Fatalf("Ingest = %q, %v; want %q", got, err, tc.want)
 				}
@@ -275,13 +275,13 @@ func TestIngest(t *testing.T) {
 				t.Fatalf("merged record %+v %v", rec, err)
 			}
 			for _, bad := range [][]byte{[]byte("no domain here"), []byte(`{"objectClassName":"domain","ldhName":"co.uk"}`), []byte("Domain Name: a\x00.com"), {0xff, 0xfe}, []byte("{broken")} {
-				if _, err := Ingest(ctx, st, bad, "bad", now, time.Hour); err == nil {
+				if _, _, err := Ingest(ctx, st, bad, "bad", now, time.Hour); err == nil {
 					t.Errorf("Ingest(%q) accepted", bad)
 				}
 			}
 			// A Latin-1 answer is decoded as every ingested text is
 			// (textenc), the same on both engines, not refused.
-			got, err := Ingest(ctx, st, []byte("Domain Name: m\xfcller.de\nRegistrant Organization: Caf\xe9 M\xfcller\n"), "latin1", now, time.Hour)
+			got, _, err := Ingest(ctx, st, []byte("Domain Name: m\xfcller.de\nRegistrant Organization: Caf\xe9 M\xfcller\n"), "latin1", now, time.Hour)
 			if err != nil || got != "xn--mller-kva.de" {
 				t.Fatalf("latin-1 answer: %q %v", got, err)
 			}
@@ -290,7 +290,7 @@ func TestIngest(t *testing.T) {
 			}
 			// An RDAP answer of another class says what it is.
 			ip, _ := os.ReadFile("../rdap/testdata/whoisit_ip_v4.json")
-			if _, err := Ingest(ctx, st, ip, "ip.json", now, time.Hour); err == nil || !strings.Contains(err.Error(), "ip.json: an RDAP ip network answer, not a domain") {
+			if _, _, err := Ingest(ctx, st, ip, "ip.json", now, time.Hour); err == nil || !strings.Contains(err.Error(), "ip.json: an RDAP ip network answer, not a domain") {
 				t.Errorf("ip answer: %v", err)
 			}
 		})
