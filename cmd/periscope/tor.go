@@ -11,6 +11,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/egress"
+	"github.com/periscope-oss/periscope/internal/ingestreport"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/tor"
 	"github.com/periscope-oss/periscope/internal/torstore"
@@ -71,9 +72,16 @@ func addTorIngesters(m map[string]ingester) {
 }
 
 // ingestTorExits loads Tor exit lists (files in either of the Tor
-// Project's formats).
-func ingestTorExits(ctx context.Context, e env, st *store.Store, _ *config.Config, sources []string) error {
+// Project's formats). Every exit of a list is stored: the new ones count
+// as inserted, the others as updated (their seen times folded in).
+func ingestTorExits(ctx context.Context, e env, st *store.Store, _ *config.Config, o ingestOpts, sources []string) error {
 	ts := torstore.New(st)
+	start := time.Now()
+	rep := ingestreport.Summary{Kind: "tor-exits", Sources: len(sources)}
+	defer func() {
+		rep.Duration = time.Since(start)
+		o.report(e, rep, nil)
+	}()
 	for _, src := range sources {
 		f, err := os.Open(src)
 		if err != nil {
@@ -84,10 +92,20 @@ func ingestTorExits(ctx context.Context, e env, st *store.Store, _ *config.Confi
 		if err != nil {
 			return fmt.Errorf("ingest tor-exits: %s: %w", src, err)
 		}
+		before, err := ts.Count(ctx)
+		if err != nil {
+			return fmt.Errorf("ingest tor-exits: %w", err)
+		}
 		if err := ts.Load(ctx, src, exits); err != nil {
 			return fmt.Errorf("ingest tor-exits: %w", err)
 		}
-		fmt.Fprintf(e.stdout, "tor-exits: %s: %d exit addresses stored\n", src, len(exits))
+		after, err := ts.Count(ctx)
+		if err != nil {
+			return fmt.Errorf("ingest tor-exits: %w", err)
+		}
+		rep.Read += len(exits)
+		rep.Inserted += after - before
+		rep.Updated += len(exits) - (after - before)
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func TestTorExits(t *testing.T) {
 			if err := run(context.Background(), []string{"ingest", "tor-exits", "--database", dsn, file}, func(string) string { return "" }, &out, &errOut); err != nil {
 				t.Fatalf("ingest: %v\n%s", err, errOut.String())
 			}
-			if !strings.Contains(out.String(), "1 exit addresses stored") {
+			if !strings.Contains(out.String(), "tor-exits: 1 source(s): read 1, stored 1 (inserted 1, updated 0)") {
 				t.Errorf("ingest said %q", out.String())
 			}
 			bad := filepath.Join(t.TempDir(), "page.html")

@@ -109,3 +109,12 @@ func (st *Store) Loaded(ctx context.Context) (time.Time, error) {
 	}
 	return time.Unix(at.Int64, 0).UTC(), nil
 }
+
+// Count returns how many exit addresses are stored.
+func (st *Store) Count(ctx context.Context) (int, error) {
+	var n int
+	if err := st.s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM tor_exits`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count tor exits: %w", err)
+	}
+	return n, nil
+}
