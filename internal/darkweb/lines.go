@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
+
+	"github.com/periscope-oss/periscope/internal/textenc"
 )
 
 // MaxLine is the longest line a parser accepts; a longer one is rejected.
@@ -28,8 +30,9 @@ const (
 	Latin1 Encoding = "latin1"
 	// Windows1252 decodes every line as Windows-1252.
 	Windows1252 Encoding = "windows-1252"
-	// Auto keeps lines that are valid UTF-8 and decodes the others as
-	// Windows-1252 (a superset of Latin-1's printable characters).
+	// Auto decodes as every other ingest kind does (package textenc):
+	// valid UTF-8 kept, each other byte read as Windows-1252 (a superset
+	// of Latin-1's printable characters).
 	Auto Encoding = "auto"
 )
 
@@ -57,10 +60,9 @@ func (e Encoding) decode(b []byte) (string, error) {
 	case Windows1252:
 		cm = charmap.Windows1252
 	case Auto:
-		if utf8.Valid(b) {
-			return string(b), nil
-		}
-		cm = charmap.Windows1252
+		// The one decoding of every ingested text (package textenc):
+		// UTF-8 where valid, each other byte as Windows-1252.
+		return textenc.String(string(b)), nil
 	default:
 		if !utf8.Valid(b) {
 			return "", errors.New("invalid UTF-8 (see --encoding)")
