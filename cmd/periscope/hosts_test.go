@@ -86,11 +86,11 @@ func testIngestExportRoundTrip(t *testing.T, engine string) {
 	}
 	a, b := storetest.DSN(t, engine), storetest.DSN(t, "sqlite")
 	out, _, err := runCLI(t, "ingest", "hosts", "--database", a, gen)
-	if err != nil || !strings.Contains(out, "read 3000, inserted 3000, updated 0, unchanged 0") {
+	if err != nil || !strings.Contains(out, "read 3000, stored 3000 (inserted 3000, updated 0), unchanged 0") {
 		t.Fatalf("ingest: %v %s", err, out)
 	}
 	out, _, err = runCLI(t, "ingest", "hosts", "--database", a, gen)
-	if err != nil || !strings.Contains(out, "read 3000, inserted 0, updated 0, unchanged 3000") {
+	if err != nil || !strings.Contains(out, "read 3000, stored 0 (inserted 0, updated 0), unchanged 3000") {
 		t.Fatalf("re-ingest is not idempotent: %v %s", err, out)
 	}
 	exp1, exp2 := filepath.Join(dir, "a.ndjson"), filepath.Join(dir, "b.ndjson")
@@ -174,7 +174,7 @@ func TestIngestHostsFromURL(t *testing.T) {
 	defer srv.Close()
 	db := storetest.DSN(t, "sqlite")
 	out, _, err := runCLI(t, "ingest", "hosts", "--database", db, srv.URL+"/hosts.ndjson")
-	if err != nil || !strings.Contains(out, "read 2, inserted 2") {
+	if err != nil || !strings.Contains(out, "read 2, stored 2 (inserted 2,") {
 		t.Fatalf("ingest from URL: %v %s", err, out)
 	}
 	if _, _, err := runCLI(t, "ingest", "hosts", "--database", db, srv.URL+"/missing"); err == nil || !strings.Contains(err.Error(), "404") {

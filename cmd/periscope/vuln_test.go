@@ -19,7 +19,7 @@ func TestIngestVulnCLI(t *testing.T) {
 		t.Fatalf("first nvd ingest: %v\n%s", err, out)
 	}
 	out, _, err = runCLI(t, "ingest", "nvd", "--database", db, vulnData+"nvd")
-	if err != nil || !strings.Contains(out, "read 68, inserted 0, updated 0, unchanged 68, rejected 0") || !strings.Contains(out, "records/s") {
+	if err != nil || !strings.Contains(out, "read 68, stored 0 (inserted 0, updated 0), unchanged 68, skipped 0, rejected 0") || !strings.Contains(out, "records/s") {
 		t.Fatalf("second nvd ingest: %v\n%s", err, out)
 	}
 	out, _, err = runCLI(t, "ingest", "exploitdb", "--database", db, vulnData+"exploitdb/files_exploits_sample.csv")
@@ -41,7 +41,7 @@ func TestIngestVulnCLI(t *testing.T) {
 	}))
 	defer up.Close()
 	out, _, err = runCLI(t, "ingest", "epss", "--database", db, up.URL+"/epss.csv")
-	if err != nil || !strings.Contains(out, "read 5, inserted 5") {
+	if err != nil || !strings.Contains(out, "read 5, stored 5 (inserted 5,") {
 		t.Fatalf("epss from URL: %v\n%s", err, out)
 	}
 	if _, _, err = runCLI(t, "ingest", "epss", "--database", db, up.URL+"/missing.csv"); err == nil || !strings.Contains(err.Error(), "404") {
@@ -52,7 +52,7 @@ func TestIngestVulnCLI(t *testing.T) {
 	trunc := filepath.Join(t.TempDir(), "kev.json")
 	os.WriteFile(trunc, b[:len(b)*3/4], 0o644)
 	out, errOut, err := runCLI(t, "ingest", "kev", "--database", db, trunc)
-	if err == nil || !strings.Contains(errOut, "kev.json") || !strings.Contains(out, "read 1020, inserted 1020") {
+	if err == nil || !strings.Contains(errOut, "kev.json") || !strings.Contains(out, "read 1020, stored 1020 (inserted 1020,") {
 		t.Fatalf("truncated kev: %v\n%s\n%s", err, out, errOut)
 	}
 }
