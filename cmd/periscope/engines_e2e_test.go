@@ -171,4 +171,3 @@ func stripVolatile(v any) any {
 	}
 	return v
 }
-

@@ -77,7 +77,7 @@ func TestNexusWhois(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := whoislookup.Ingest(ctx, ws, b, f, e.Clock.Now(), whoislookup.DefaultCacheTTL); err != nil {
+			if _, _, err := whoislookup.Ingest(ctx, ws, b, f, e.Clock.Now(), whoislookup.DefaultCacheTTL); err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}
 		}

@@ -98,7 +98,7 @@ func seedOrgData(t *testing.T, e *apitest.Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := whoislookup.Ingest(ctx, ws, b, f, e.Clock.Now(), whoislookup.DefaultCacheTTL); err != nil {
+		if _, _, err := whoislookup.Ingest(ctx, ws, b, f, e.Clock.Now(), whoislookup.DefaultCacheTTL); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
