@@ -130,8 +130,9 @@ func docExamples(file string, text []byte) ([]docExample, error) {
 // shellWords splits a command as sh would: single quotes literal, double
 // quotes and bare words with $NAME and ${NAME} expanded from vars, a
 // backslash escaping the next character outside single quotes; an
-// unquoted # starting a word ends the command, and so does an unquoted |
-// (what follows a pipe only reformats the answer).
+// unquoted # starting a word ends the command, and so do an unquoted | and
+// > (what follows a pipe or a redirection only reformats or stores the
+// answer).
 func shellWords(cmd string, vars map[string]string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
@@ -179,7 +180,7 @@ func shellWords(cmd string, vars map[string]string) ([]string, error) {
 				inWord = false
 			}
 			i++
-		case (c == '#' && !inWord) || c == '|':
+		case (c == '#' && !inWord) || c == '|' || c == '>':
 			if inWord {
 				words = append(words, cur.String())
 			}
@@ -377,6 +378,13 @@ func TestDocExamples(t *testing.T) {
 				case e.expect == "" || e.expect == "empty":
 					if resp.StatusCode/100 != 2 {
 						t.Errorf("%s: status %d, want 2xx: %s", where, resp.StatusCode, got)
+					} else if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+						// A stream (an export): a record in it (a CSV's
+						// header line is not one).
+						lines := strings.Count(string(bytes.TrimSpace(got)), "\n") + 1
+						if e.expect == "" && (len(bytes.TrimSpace(got)) == 0 || strings.HasPrefix(ct, "text/csv") && lines < 2) {
+							t.Errorf("%s: no record in the %s answer: %s", where, ct, got)
+						}
 					} else if !json.Valid(got) {
 						t.Errorf("%s: not JSON: %s", where, got)
 					} else if empty := emptyAnswer(got); e.expect == "" && empty != "" {
