@@ -158,6 +158,10 @@ func (s *Service) RequestScan(ctx context.Context, accountID, origin string, t T
 	if err != nil {
 		return scanstore.Scan{}, false, err
 	}
-	return s.d.Store.Enqueue(ctx, scanstore.Request{AccountID: accountID, OrganizationID: org, Origin: origin,
+	sc, dedup, err := s.d.Store.Enqueue(ctx, scanstore.Request{AccountID: accountID, OrganizationID: org, Origin: origin,
 		TargetType: t.Type, Target: t.Value, Charge: charge}, s.opt.DedupWindow)
+	if err == nil && !dedup {
+		s.Wake()
+	}
+	return sc, dedup, err
 }

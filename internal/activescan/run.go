@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -131,6 +130,13 @@ func (s *Service) RunScan(ctx context.Context, sc scanstore.Scan) (bool, error) 
 		delete(s.running, sc.OrganizationID)
 		s.mu.Unlock()
 	}()
+	return s.runScan(ctx, sc, func(context.Context) error { return nil })
+}
+
+// runScan runs sc (its organization marked running here by the caller);
+// yield is called between slices of a large range's port scan, to give
+// the caller's scan slot to the scans waiting for one.
+func (s *Service) runScan(ctx context.Context, sc scanstore.Scan, yield func(context.Context) error) (bool, error) {
 	ok, err := s.d.Store.Start(ctx, sc, s.opt.Lease)
 	if err != nil || !ok {
 		return false, err
@@ -138,7 +144,7 @@ func (s *Service) RunScan(ctx context.Context, sc scanstore.Scan) (bool, error) 
 	start := time.Now()
 	s.metrics.running.Inc()
 	defer s.metrics.running.Dec()
-	c, err := s.scan(ctx, sc)
+	c, err := s.scan(ctx, sc, yield)
 	result := "completed"
 	errText := ""
 	if err != nil {
@@ -163,8 +169,12 @@ func originLabel(o string) string {
 	return "other"
 }
 
+// sliceAddrs is how many addresses a scan port-scans between two yields
+// of its slot (and two renewals of its lease): a /16 is 256 slices.
+const sliceAddrs = 256
+
 // scan probes what sc covers, phase by phase, recording each phase.
-func (s *Service) scan(ctx context.Context, sc scanstore.Scan) (scanstore.Counts, error) {
+func (s *Service) scan(ctx context.Context, sc scanstore.Scan, yield func(context.Context) error) (scanstore.Counts, error) {
 	var c scanstore.Counts
 	p, err := s.planScan(ctx, sc)
 	if err != nil {
@@ -179,7 +189,7 @@ func (s *Service) scan(ctx context.Context, sc scanstore.Scan) (scanstore.Counts
 	// DNS: every name, its records; its first allowed address is probed.
 	var mu sync.Mutex
 	var targets []*target
-	s.each(ctx, len(p.names), func(i int) {
+	s.each(ctx, sc.OrganizationID, len(p.names), func(i int) {
 		name := p.names[i]
 		rec, err := pr.Resolve(ctx, name)
 		s.metrics.dns.WithLabelValues(resultLabel(err == nil && rec.Failed == 0)).Inc()
@@ -226,9 +236,12 @@ func (s *Service) scan(ctx context.Context, sc scanstore.Scan) (scanstore.Counts
 	if err := progress(scanstore.StatusPortsStarted); err != nil {
 		return c, err
 	}
+	// A set, not a scan of the list: a /16 is 65,536 targets.
 	var addrs []netip.Addr
+	seenAddr := map[netip.Addr]bool{}
 	for _, t := range targets {
-		if t.addr.IsValid() && !slices.Contains(addrs, t.addr) {
+		if t.addr.IsValid() && !seenAddr[t.addr] {
+			seenAddr[t.addr] = true
 			addrs = append(addrs, t.addr)
 		}
 	}
@@ -237,22 +250,35 @@ func (s *Service) scan(ctx context.Context, sc scanstore.Scan) (scanstore.Counts
 		addr netip.Addr
 		port int
 	}
-	var jobs []job
-	for _, a := range addrs {
-		for _, port := range s.opt.Ports {
-			jobs = append(jobs, job{a, port})
+	// In slices: between two, the scan gives its slot to the scans
+	// waiting (another organization's host scan does not wait for a /16)
+	// and renews its lease.
+	for lo := 0; lo < len(addrs); lo += sliceAddrs {
+		if lo > 0 {
+			if err := s.d.Store.Progress(ctx, sc, scanstore.StatusPortsStarted, c, s.opt.Lease); err != nil {
+				return c, err
+			}
+			if err := yield(ctx); err != nil {
+				return c, err
+			}
 		}
+		var jobs []job
+		for _, a := range addrs[lo:min(lo+sliceAddrs, len(addrs))] {
+			for _, port := range s.opt.Ports {
+				jobs = append(jobs, job{a, port})
+			}
+		}
+		s.each(ctx, sc.OrganizationID, len(jobs), func(i int) {
+			j := jobs[i]
+			ok, err := pr.Open(ctx, j.addr, j.port)
+			s.metrics.connections.WithLabelValues("tcp", openLabel(ok, err)).Inc()
+			if ok {
+				mu.Lock()
+				open[j.addr] = append(open[j.addr], j.port)
+				mu.Unlock()
+			}
+		})
 	}
-	s.each(ctx, len(jobs), func(i int) {
-		j := jobs[i]
-		ok, err := pr.Open(ctx, j.addr, j.port)
-		s.metrics.connections.WithLabelValues("tcp", openLabel(ok, err)).Inc()
-		if ok {
-			mu.Lock()
-			open[j.addr] = append(open[j.addr], j.port)
-			mu.Unlock()
-		}
-	})
 	c.Addresses = len(addrs)
 	for _, ports := range open {
 		c.OpenPorts += len(ports)
@@ -304,7 +330,7 @@ func (s *Service) scan(ctx context.Context, sc scanstore.Scan) (scanstore.Counts
 	if err := progress(scanstore.StatusTLSStarted); err != nil {
 		return c, err
 	}
-	s.each(ctx, len(tlsJobs), func(i int) {
+	s.each(ctx, sc.OrganizationID, len(tlsJobs), func(i int) {
 		e := tlsJobs[i]
 		crt, err := pr.Handshake(ctx, e.t.addr, e.port, e.t.name)
 		s.metrics.connections.WithLabelValues("tls", resultLabel(err == nil)).Inc()
@@ -326,7 +352,7 @@ func (s *Service) scan(ctx context.Context, sc scanstore.Scan) (scanstore.Counts
 	if err := progress(scanstore.StatusHTTPStarted); err != nil {
 		return c, err
 	}
-	s.each(ctx, len(webJobs), func(i int) {
+	s.each(ctx, sc.OrganizationID, len(webJobs), func(i int) {
 		e := webJobs[i]
 		hostName := e.t.name
 		if hostName == "" {
@@ -376,25 +402,47 @@ func (s *Service) scan(ctx context.Context, sc scanstore.Scan) (scanstore.Counts
 	return c, nil
 }
 
-// each runs fn(0..n-1) with at most Concurrency calls in flight across
-// every scan of the service, returning when all have returned (early when
-// ctx ends: calls not started are skipped).
-func (s *Service) each(ctx context.Context, n int, fn func(i int)) {
+// each runs fn(0..n-1) with at most OrgConcurrency calls of the
+// organization and Concurrency calls of every scan in flight, returning
+// when all have returned (early when ctx ends: calls not started are
+// skipped). The organization's share is taken first, so one
+// organization's scan never holds every probe slot.
+func (s *Service) each(ctx context.Context, orgID string, n int, fn func(i int)) {
+	org := s.orgSlots(orgID)
 	var wg sync.WaitGroup
 	for i := range n {
 		select {
+		case org <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+		select {
 		case s.sem <- struct{}{}:
 		case <-ctx.Done():
+			<-org
 			wg.Wait()
 			return
 		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-s.sem; wg.Done() }()
+			defer func() { <-s.sem; <-org; wg.Done() }()
 			fn(i)
 		}()
 	}
 	wg.Wait()
+}
+
+// orgSlots is the organization's share of the probe slots.
+func (s *Service) orgSlots(orgID string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.orgSem[orgID]
+	if c == nil {
+		c = make(chan struct{}, s.opt.OrgConcurrency)
+		s.orgSem[orgID] = c
+	}
+	return c
 }
 
 func resultLabel(ok bool) string {

@@ -9,24 +9,89 @@ import (
 	"github.com/periscope-oss/periscope/internal/scanstore"
 )
 
-// Run is the monitor's worker: every Poll it runs Tick, until ctx ends.
-// It returns when ctx ends and the scans it started have stopped. A
-// multi-instance deployment wraps Tick (or Run) in a lease; without one,
-// the per-organization scan lock in the database still keeps one scan of
-// an organization running at a time across instances.
+// Run is the monitor's worker, until ctx ends: every Poll it queues the
+// scheduled scans that are due, and every Poll or when a scan is queued
+// here (Wake) it starts the runnable scans (dispatch) without waiting for
+// those already running. It returns when ctx ends and the scans it started
+// have stopped. The per-organization scan lock in the database keeps one
+// scan of an organization running at a time across instances.
 func (s *Service) Run(ctx context.Context) error {
 	t := time.NewTicker(s.opt.Poll)
 	defer t.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	scheduled := true
 	for {
-		if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+		if err := s.dispatch(ctx, &wg, scheduled); err != nil && ctx.Err() == nil {
 			s.d.Log.Error("monitor pass failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+			scheduled = true
+		case <-s.wake:
+			scheduled = false
 		}
 	}
+}
+
+// Wake makes Run look for runnable scans now (a scan was queued).
+func (s *Service) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// dispatch queues the due scheduled scans (when scheduled) and starts
+// every runnable scan of an organization with none running here, each in
+// a goroutine that waits, in arrival order, for one of MaxScans slots. It
+// does not wait for them: scans of different organizations proceed
+// independently, and an organization's next scan starts when its current
+// one ends (which wakes Run).
+func (s *Service) dispatch(ctx context.Context, wg *sync.WaitGroup, scheduled bool) error {
+	if scheduled {
+		if err := s.schedule(ctx); err != nil {
+			return err
+		}
+	}
+	stale := s.d.Now().Add(-s.opt.Lease).Unix()
+	scans, err := s.d.Store.Runnable(ctx, stale, 1000)
+	if err != nil {
+		return err
+	}
+	for _, sc := range scans {
+		s.mu.Lock()
+		busy := s.running[sc.OrganizationID]
+		s.running[sc.OrganizationID] = true
+		s.mu.Unlock()
+		if busy {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ran := false
+			defer func() {
+				s.mu.Lock()
+				delete(s.running, sc.OrganizationID)
+				s.mu.Unlock()
+				if ran { // the organization's next scan may start
+					s.Wake()
+				}
+			}()
+			if err := s.slots.acquire(ctx); err != nil {
+				return
+			}
+			defer s.slots.release()
+			var err error
+			if ran, err = s.runScan(ctx, sc, s.slots.yield); err != nil && ctx.Err() == nil {
+				s.d.Log.Error("monitor scan failed", "scan", sc.ID, "err", err)
+			}
+		}()
+	}
+	return nil
 }
 
 // Tick is one pass of the worker: it queues a scheduled scan of every

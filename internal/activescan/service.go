@@ -50,8 +50,11 @@ type Options struct {
 	// scans and per organization.
 	GlobalRate float64
 	OrgRate    float64
-	// Concurrency bounds probes in flight across all scans.
-	Concurrency int
+	// Concurrency bounds probes in flight across all scans, and
+	// OrgConcurrency those of one organization's scan (a quarter of
+	// Concurrency unless set), so other organizations always have slots.
+	Concurrency    int
+	OrgConcurrency int
 	// Timeout bounds each probe.
 	Timeout time.Duration
 	// Ports are the TCP ports tried on each address.
@@ -68,6 +71,8 @@ type Options struct {
 	// MaxNames caps the indexed names of one domain a scan resolves.
 	MaxNames int
 	// MaxScans bounds the organizations scanned at once by one instance.
+	// Slots are taken in arrival order, and a scan of a large range gives
+	// its slot back between slices of 256 addresses.
 	MaxScans int
 	// DedupWindow is how long an on-demand request reuses its scan (24 h).
 	DedupWindow time.Duration
@@ -115,9 +120,15 @@ type Service struct {
 	sem     chan struct{}
 	metrics *metrics
 
+	// slots are the MaxScans scans running at once (Run); wake tells Run
+	// a scan was queued.
+	slots *fairSlots
+	wake  chan struct{}
+
 	mu      sync.Mutex
 	orgPace map[string]*rate.Limiter
-	running map[string]bool // organizations with a scan running here
+	orgSem  map[string]chan struct{} // each organization's probe slots
+	running map[string]bool          // organizations with a scan running here
 }
 
 // New returns the monitor. Zero options take their defaults.
@@ -134,6 +145,9 @@ func New(opt Options, d Deps) *Service {
 	}
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = def.Concurrency
+	}
+	if opt.OrgConcurrency <= 0 {
+		opt.OrgConcurrency = max(1, opt.Concurrency/4)
 	}
 	if opt.Timeout <= 0 {
 		opt.Timeout = def.Timeout
@@ -173,7 +187,8 @@ func New(opt Options, d Deps) *Service {
 	}
 	return &Service{opt: opt, d: d, global: rate.NewLimiter(rate.Limit(opt.GlobalRate), 1),
 		sem: make(chan struct{}, opt.Concurrency), metrics: newMetrics(d.Metrics),
-		orgPace: map[string]*rate.Limiter{}, running: map[string]bool{}}
+		orgPace: map[string]*rate.Limiter{}, orgSem: map[string]chan struct{}{}, running: map[string]bool{},
+		slots: newFairSlots(opt.MaxScans), wake: make(chan struct{}, 1)}
 }
 
 // RegisterMetrics registers the monitor's metrics on reg (for a registry
