@@ -6,7 +6,9 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -99,6 +101,9 @@ func (sqliteDialect) feeds() bool  { return true }
 // module registered on the package's shared driver would be shared by
 // every store of the process).
 func (d sqliteDialect) open(path string, o options) (*sql.DB, error) {
+	if err := createPrivate(path, o.files); err != nil {
+		return nil, err
+	}
 	drv := &sqlite.Driver{}
 	if err := drv.RegisterModule(feedModuleName, o.feeds); err != nil {
 		return nil, err
@@ -129,6 +134,31 @@ func (d sqliteDialect) open(path string, o options) (*sql.DB, error) {
 		})
 	}
 	return sql.OpenDB(sqliteConnector{drv: drv, dsn: d.dsn(path, o)}), nil
+}
+
+// createPrivate creates the database file at path and its attached files
+// that do not exist yet, readable by their owner only (0600): they hold
+// accounts, audit records and sealed breach data. SQLite gives a
+// database's -wal and -shm files the mode of the database file.
+func createPrivate(path string, files []string) error {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	paths := []string{path}
+	for _, name := range files {
+		paths = append(paths, FilePath(path, name))
+	}
+	for _, p := range paths {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("create %s: %w", p, err)
+		}
+		f.Close()
+	}
+	return nil
 }
 
 // sqliteConnector opens connections through the store's own driver.

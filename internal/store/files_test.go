@@ -159,3 +159,30 @@ func TestFileCache(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestDatabaseFilesArePrivate: a new SQLite database, its attached files
+// and their WAL files are created readable by their owner only.
+func TestDatabaseFilesArePrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "periscope.db")
+	set := MigrationSet{Name: "private", File: "private"}
+	s, err := Open(context.Background(), path, Files(set))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.DB().Exec(`CREATE TABLE t (x INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().Exec(`CREATE TABLE private.u (x INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + "-wal", FilePath(path, "private"), FilePath(path, "private") + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", p, fi.Mode().Perm())
+		}
+	}
+}
