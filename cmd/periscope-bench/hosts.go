@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -110,7 +111,27 @@ func searchMix(names []string) []searchQuery {
 	for _, n := range names {
 		qs = append(qs, searchQuery{"host", "GET", "/api/v1/host/" + n, ""})
 	}
-	return append(qs, intelMix(names)...)
+	qs = append(qs, intelMix(names)...)
+	return append(qs, hostQueryMix()...)
+}
+
+// hostQueryMix is the query-language part of the mix (docs/search.md):
+// free counts with three facets over a one-term query matching about 20%
+// of a generated internet and over three-term queries, and pages of 50
+// with the same facets. Select it with --only hosts/.
+func hostQueryMix() []searchQuery {
+	const facets = "&facets=country:10,port:10,product:10"
+	var qs []searchQuery
+	for _, q := range []string{"port:22", "product:nginx", "tech:jquery"} {
+		qs = append(qs, searchQuery{"hosts/count, 1 term, 3 facets", "GET", "/api/v1/hosts/count?query=" + url.QueryEscape(q) + facets, ""})
+	}
+	for _, q := range []string{"country:US port:443 product:nginx", "cloud_provider:aws tech:react port:22", "country:DE tech:wordpress -port:80"} {
+		qs = append(qs, searchQuery{"hosts/count, 3 terms, 3 facets", "GET", "/api/v1/hosts/count?query=" + url.QueryEscape(q) + facets, ""})
+	}
+	for _, q := range []string{"port:22", "country:US port:443 product:nginx", "tech:wordpress OR tech:drupal"} {
+		qs = append(qs, searchQuery{"hosts/search, 50, 3 facets", "GET", "/api/v1/hosts/search?limit=50&query=" + url.QueryEscape(q) + facets, ""})
+	}
+	return qs
 }
 
 // intelMix is the /intel/* part of the mix: the product term "Redis
