@@ -116,13 +116,13 @@ func searchMix(names []string) []searchQuery {
 }
 
 // hostQueryMix is the query-language part of the mix (docs/search.md):
-// free counts with three facets over a one-term query matching about 20%
+// free counts with three facets over one-term queries matching about 20%
 // of a generated internet and over three-term queries, and pages of 50
 // with the same facets. Select it with --only hosts/.
 func hostQueryMix() []searchQuery {
 	const facets = "&facets=country:10,port:10,product:10"
 	var qs []searchQuery
-	for _, q := range []string{"port:22", "product:nginx", "tech:jquery"} {
+	for _, q := range []string{"port:22", "cloud_provider:aws", "product:openssh"} { // 24%, 21%, 15% of 1M
 		qs = append(qs, searchQuery{"hosts/count, 1 term, 3 facets", "GET", "/api/v1/hosts/count?query=" + url.QueryEscape(q) + facets, ""})
 	}
 	for _, q := range []string{"country:US port:443 product:nginx", "cloud_provider:aws tech:react port:22", "country:DE tech:wordpress -port:80"} {

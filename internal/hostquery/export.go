@@ -48,17 +48,6 @@ func Export(ctx context.Context, w io.Writer, m *hoststore.Matches, format strin
 	var cw *csv.Writer
 	var write func(*host.Host) error
 	switch format {
-	case "ndjson":
-		var buf []byte
-		write = func(x *host.Host) error {
-			var err error
-			if buf, err = x.AppendCanonicalJSON(buf[:0]); err != nil {
-				return err
-			}
-			buf = append(buf, '\n')
-			_, err = bw.Write(buf)
-			return err
-		}
 	case "csv":
 		cw = csv.NewWriter(bw)
 		if err := cw.Write(CSVHeader); err != nil {
@@ -74,10 +63,22 @@ func Export(ctx context.Context, w io.Writer, m *hoststore.Matches, format strin
 			return bw.WriteByte('\n')
 		}
 	}
-	err := m.Each(ctx, func(x *host.Host) error {
-		n++
-		return write(x)
-	})
+	var err error
+	if format == "ndjson" {
+		// The stored documents are the canonical JSON: no decoding.
+		err = m.EachJSON(ctx, func(js []byte) error {
+			n++
+			if _, err := bw.Write(js); err != nil {
+				return err
+			}
+			return bw.WriteByte('\n')
+		})
+	} else {
+		err = m.Each(ctx, func(x *host.Host) error {
+			n++
+			return write(x)
+		})
+	}
 	if err != nil {
 		return n, err
 	}

@@ -122,3 +122,31 @@ func decodeHostDoc(doc []byte, h *host.Host) error {
 func isCurrentDoc(doc []byte) bool {
 	return len(doc) > 1 && doc[0] == docS2Dict && doc[1] == docDictVersion
 }
+
+// docJSON appends the canonical JSON of a stored document to dst: a
+// document in the current form is decompressed only (it was written as the
+// canonical JSON); an older one is decoded and encoded again.
+func docJSON(dst, doc []byte) ([]byte, error) {
+	if isCurrentDoc(doc) {
+		n, err := s2.DecodedLen(doc[2:])
+		if err != nil {
+			return nil, fmt.Errorf("host document: %w", err)
+		}
+		if n > maxDocSize {
+			return nil, fmt.Errorf("host document: %d bytes inflated", n)
+		}
+		if cap(dst) < n {
+			dst = make([]byte, 0, n)
+		}
+		js, err := docDict.Decode(dst[:n], doc[2:])
+		if err != nil {
+			return nil, fmt.Errorf("host document: %w", err)
+		}
+		return js, nil
+	}
+	var h host.Host
+	if err := decodeHostDoc(doc, &h); err != nil {
+		return nil, err
+	}
+	return h.AppendCanonicalJSON(dst)
+}
