@@ -22,6 +22,9 @@ func setupInstances(ctx context.Context, svc *services) error {
 	if svc.cfg.Instances.RateLimitStore == "memory" {
 		return nil
 	}
+	// The client's own lines (pool errors during an outage) go to our
+	// JSON log, rate-limited, not to stderr as plain text.
+	ratelimit.SetClientLogger(svc.log)
 	r, err := ratelimit.NewRedis(ctx, svc.cfg.Instances.RateLimitStore, redisLimitsPrefix)
 	if err != nil {
 		return fmt.Errorf("--rate-limit-store: %w", err)
