@@ -87,14 +87,13 @@ func (f *accountFlags) apply(fs *flag.FlagSet, a *periscope.Account) error {
 }
 
 func cmdAccount(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(e.stderr, accountUsage)
-		return errors.New("account: no subcommand given")
+	sub, args, err := subcommand(e, "account", accountUsage, args)
+	if err != nil {
+		return err
 	}
-	sub, args := args[0], args[1:]
 	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "account "+sub)
-	fs.Usage = func() { fmt.Fprint(e.stderr, accountUsage) }
+	fs := cli.NewFlags(e.stdout, "account "+sub)
+	cli.SetUsage(fs, accountUsage)
 	cfg.Register(fs, e.getenv)
 	var af accountFlags
 	var company, email, first, last string
@@ -112,14 +111,13 @@ func cmdAccount(ctx context.Context, e env, args []string) error {
 		fs.BoolVar(&reveal, "reveal-secrets", false, "show dark-web passwords and hashes to this account in clear for every record (=false to stop)")
 	case "list", "show":
 	default:
-		fmt.Fprint(e.stderr, accountUsage)
-		return fmt.Errorf("account: unknown subcommand %q", sub)
+		return cli.Usagef("account", "unknown subcommand %q", sub)
 	}
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
-	st, err := cli.OpenStore(ctx, cfg.Database)
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{MustExist: sub != "create", Log: e.stderr, LogLevel: cfg.LogLevel})
 	if err != nil {
 		return err
 	}

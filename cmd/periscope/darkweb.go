@@ -19,6 +19,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/darkwebingest"
 	"github.com/periscope-oss/periscope/internal/darkwebstore"
 	"github.com/periscope-oss/periscope/internal/ingestreport"
+	"github.com/periscope-oss/periscope/internal/keyfile"
 	"github.com/periscope-oss/periscope/internal/scanstore"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -30,9 +31,6 @@ type darkwebConfig struct {
 	Region  string // phone region assumed without a country code
 }
 
-// defaultDarkwebKeyFile is where the key lives unless told otherwise.
-const defaultDarkwebKeyFile = "./periscope-darkweb.key"
-
 func registerDarkwebFlags(fs *flag.FlagSet, getenv config.Getenv) *darkwebConfig {
 	c := &darkwebConfig{}
 	env := func(name, def string) string {
@@ -42,21 +40,32 @@ func registerDarkwebFlags(fs *flag.FlagSet, getenv config.Getenv) *darkwebConfig
 		return def
 	}
 	fs.StringVar(&c.KeyFile, "darkweb-key-file", env("PERISCOPE_DARKWEB_KEY_FILE", ""),
-		"file holding the dark-web master key (created with mode 0600 on first use; back it up: without it the breach data cannot be read) (env PERISCOPE_DARKWEB_KEY_FILE)")
+		"file holding the dark-web master key (created with mode 0600 on first use; back it up: without it the breach data cannot be read); default periscope-darkweb.key beside the SQLite database, or darkweb.key in ~/.local/share/periscope for PostgreSQL (env PERISCOPE_DARKWEB_KEY_FILE)")
 	fs.StringVar(&c.Region, "phone-region", env("PERISCOPE_PHONE_REGION", "US"),
 		"region assumed for phone numbers written without a country code (env PERISCOPE_PHONE_REGION)")
 	return c
 }
 
 // openDarkweb migrates the dark-web schema, loads (or, when create is set,
-// creates) the key and unlocks the store with it.
+// creates) the key at c.KeyFile (resolved by darkwebKeyFile) and unlocks
+// the store with it. A key file is created only for a database whose
+// dark-web data is sealed with no key yet, so a command never writes a key
+// it then refuses.
 func openDarkweb(ctx context.Context, st *store.Store, c *darkwebConfig, create bool, log *slog.Logger) (*darkwebstore.Store, error) {
 	if _, err := st.Migrate(ctx, darkwebstore.Migrations()); err != nil {
 		return nil, fmt.Errorf("migrate dark-web schema: %w", err)
 	}
 	path := c.KeyFile
-	if path == "" {
-		path = defaultDarkwebKeyFile
+	dw := darkwebstore.New(st)
+	if create && !keyfile.Exists(path) {
+		id, err := dw.KeyID(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if id != "" {
+			abs, _ := filepath.Abs(path)
+			return nil, fmt.Errorf("%w: no key file at %s, and this database's dark-web data is sealed with key %s: give --darkweb-key-file the file that holds it (no key file was created)", darkwebstore.ErrWrongKey, abs, id)
+		}
 	}
 	k, err := darkweb.LoadOrCreateKey(path, create, func(p string) {
 		abs, _ := filepath.Abs(p)
@@ -65,7 +74,6 @@ func openDarkweb(ctx context.Context, st *store.Store, c *darkwebConfig, create 
 	if err != nil {
 		return nil, err
 	}
-	dw := darkwebstore.New(st)
 	dw.SetRegion(c.Region)
 	if err := dw.Unlock(ctx, k); err != nil {
 		return nil, err
@@ -80,24 +88,25 @@ func openDarkweb(ctx context.Context, st *store.Store, c *darkwebConfig, create 
 // configured (or, under --demo, at the default path, creating it).
 func setupDarkweb(ctx context.Context, svc *services) error {
 	c := svc.darkweb
-	if c == nil || (c.KeyFile == "" && !svc.cfg.Demo) {
-		svc.log.Info("dark-web routes off: no --darkweb-key-file")
+	if c == nil {
 		return nil
 	}
-	if c.KeyFile == "" {
-		// --demo without a key file: keep the demo key beside the demo
-		// SQLite database, or (PostgreSQL) in the user's configuration
-		// directory, rather than in whatever directory serve runs from.
-		if !strings.Contains(svc.cfg.Database, "://") {
-			c.KeyFile = filepath.Join(filepath.Dir(svc.cfg.Database), "periscope-darkweb.key")
-		} else if dir, err := os.UserConfigDir(); err == nil {
-			if err := os.MkdirAll(filepath.Join(dir, "periscope"), 0o700); err != nil {
-				return fmt.Errorf("dark web: %w", err)
-			}
-			c.KeyFile = filepath.Join(dir, "periscope", "darkweb-demo.key")
-		}
+	// The key file named by the flag is created on first use; the
+	// default one (shared with ingest, see keyfile.Default) only under
+	// --demo: otherwise `periscope init` or the first dark-web ingest
+	// writes it, and serve without it leaves the routes off.
+	create := c.KeyFile != "" || svc.cfg.Demo
+	path, err := keyFilePath(c.KeyFile, keyfile.Darkweb, svc.cfg.Database, svc.getenv, svc.log)
+	if err != nil {
+		return fmt.Errorf("dark web: %w", err)
 	}
-	dw, err := openDarkweb(ctx, svc.store, c, true, svc.log)
+	if !create && !keyfile.Exists(path) {
+		abs, _ := filepath.Abs(path)
+		svc.log.Info("dark-web routes off: no key file (periscope init or the first dark-web ingest creates it; --darkweb-key-file names another)", "path", abs)
+		return nil
+	}
+	c.KeyFile = path
+	dw, err := openDarkweb(ctx, svc.store, c, create, svc.log)
 	if err != nil {
 		return fmt.Errorf("dark web: %w", err)
 	}
@@ -166,7 +175,8 @@ func (m mapFlag) Set(v string) error {
 // ingestDarkweb runs `periscope ingest <dark-web kind> …`.
 func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error {
 	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "ingest "+kind)
+	fs := cli.NewFlags(e.stdout, "ingest "+kind)
+	cli.SetUsage(fs, ingestKindUsage(kind))
 	cfg.Register(fs, e.getenv)
 	dc := registerDarkwebFlags(fs, e.getenv)
 	var o darkweb.Options
@@ -209,12 +219,15 @@ func ingestDarkweb(ctx context.Context, e env, kind string, args []string) error
 		}
 	}
 	o.Map = maps
-	st, err := cli.OpenStore(ctx, cfg.Database, store.PageCacheMiB(ingestCacheMiB))
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{Log: e.stderr, LogLevel: cfg.LogLevel, Options: []store.Option{store.PageCacheMiB(ingestCacheMiB)}})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	log := newLogger(e.stderr, cfg.LogLevel)
+	if dc.KeyFile, err = keyFilePath(dc.KeyFile, keyfile.Darkweb, cfg.Database, e.getenv, log); err != nil {
+		return fmt.Errorf("ingest %s: %w", kind, err)
+	}
 	dw, err := openDarkweb(ctx, st, dc, true, log)
 	if err != nil {
 		return fmt.Errorf("ingest %s: %w", kind, err)
@@ -283,25 +296,35 @@ func darkwebReport(kind string, sources int, s darkwebingest.Summary, d time.Dur
 
 // cmdDarkweb runs `periscope darkweb rotate-key`.
 func cmdDarkweb(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] != "rotate-key" {
-		return errors.New("darkweb: usage: periscope darkweb rotate-key [--resume | --reindex] [--darkweb-key-file FILE]")
+	const rotateUsage = `usage: periscope darkweb rotate-key [--resume | --reindex] [--darkweb-key-file FILE]
+
+Adds a new dark-web master key to the key file and re-seals every record
+with it (see docs/security.md).
+`
+	sub, args, err := subcommand(e, "darkweb", rotateUsage, args)
+	if err != nil {
+		return err
+	}
+	if sub != "rotate-key" {
+		return cli.Usagef("darkweb", "unknown subcommand %q (darkweb rotate-key is the one)", sub)
 	}
 	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "darkweb rotate-key")
+	fs := cli.NewFlags(e.stdout, "darkweb rotate-key")
+	cli.SetUsage(fs, rotateUsage)
 	cfg.Register(fs, e.getenv)
 	dc := registerDarkwebFlags(fs, e.getenv)
 	var resume, reindex bool
 	fs.BoolVar(&resume, "resume", false, "re-seal what an interrupted or overtaken rotation left, without adding a key")
 	fs.BoolVar(&reindex, "reindex", false, "offline: re-key the blind indexes and record ids too, under a new single-key file (stop serve and ingests first)")
-	if _, err := cli.Parse(fs, args[1:]); err != nil {
+	if _, err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if resume && reindex {
 		return errors.New("darkweb rotate-key: --resume and --reindex exclude each other")
 	}
-	path := dc.KeyFile
-	if path == "" {
-		path = defaultDarkwebKeyFile
+	path, err := keyFilePath(dc.KeyFile, keyfile.Darkweb, cfg.Database, e.getenv, newLogger(e.stderr, cfg.LogLevel))
+	if err != nil {
+		return fmt.Errorf("darkweb rotate-key: %w", err)
 	}
 	k, err := darkweb.LoadOrCreateKey(path, false, nil)
 	if err != nil {
@@ -309,7 +332,7 @@ func cmdDarkweb(ctx context.Context, e env, args []string) error {
 	}
 	// A bulk writer, as an ingest is: every record re-sealed, every
 	// index rebuilt (serve keeps the dark-web file's cache small).
-	st, err := cli.OpenStore(ctx, cfg.Database, store.PageCacheMiB(ingestCacheMiB))
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{MustExist: true, Log: e.stderr, LogLevel: cfg.LogLevel, Options: []store.Option{store.PageCacheMiB(ingestCacheMiB)}})
 	if err != nil {
 		return err
 	}

@@ -18,15 +18,25 @@ import (
 // cmdExport writes stored data in a form `ingest` reads back:
 // `export hosts` writes the native NDJSON of host objects.
 func cmdExport(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] != "hosts" {
-		return fmt.Errorf("export: usage: periscope export hosts [--domain example.com] [--out file]")
+	const exportUsage = `usage: periscope export hosts [--domain example.com] [--out FILE]
+
+Writes the stored hosts as NDJSON host objects, the native format that
+"periscope ingest hosts" reads back. Reads the database only: it must exist.
+`
+	sub, args, err := subcommand(e, "export", exportUsage, args)
+	if err != nil {
+		return err
+	}
+	if sub != "hosts" {
+		return cli.Usagef("export", "unknown subcommand %q (export hosts is the one)", sub)
 	}
 	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "export hosts")
+	fs := cli.NewFlags(e.stdout, "export hosts")
+	cli.SetUsage(fs, exportUsage)
 	cfg.Register(fs, e.getenv)
 	domain := fs.String("domain", "", "export only this domain and the hosts below it")
 	out := fs.String("out", "", "write to this file instead of standard output")
-	if pos, err := cli.Parse(fs, args[1:]); err != nil {
+	if pos, err := cli.Parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return fmt.Errorf("export hosts: unexpected argument %q", pos[0])
@@ -38,7 +48,7 @@ func cmdExport(ctx context.Context, e env, args []string) error {
 		}
 		*domain = d
 	}
-	st, err := cli.OpenStore(ctx, cfg.Database)
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{MustExist: true, Log: e.stderr, LogLevel: cfg.LogLevel})
 	if err != nil {
 		return err
 	}

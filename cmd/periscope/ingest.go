@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -69,19 +68,24 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	if len(args) > 0 && cli.IsHelp(args[0]) {
+		fmt.Fprint(e.stdout, ingestUsage())
+		return cli.ErrHelp
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("ingest: usage: periscope ingest <kind> <file|dir|URL>... (kinds: %s)", strings.Join(names, ", "))
+		return cli.Usagef("ingest", "give the kind first (kinds: %s)", strings.Join(names, ", "))
 	}
 	kind, args := args[0], args[1:]
 	in, ok := kinds[kind]
 	if !ok {
-		return fmt.Errorf("ingest: unknown kind %q (kinds: %s)", kind, strings.Join(names, ", "))
+		return cli.Usagef("ingest", "unknown kind %q (kinds: %s)", kind, strings.Join(names, ", "))
 	}
 	if darkwebingest.IsKind(kind) {
 		return ingestDarkweb(ctx, e, kind, args)
 	}
 	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "ingest "+kind)
+	fs := cli.NewFlags(e.stdout, "ingest "+kind)
+	cli.SetUsage(fs, ingestKindUsage(kind))
 	cfg.Register(fs, e.getenv)
 	registerHostIngestFlags(kind, fs, &cfg, e.getenv)
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the ingest to this file (for benchmarks)")
@@ -91,9 +95,9 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return errors.New("ingest: give at least one file, directory or URL")
+		return cli.Usagef("ingest "+kind, "give at least one file, directory or URL")
 	}
-	st, err := cli.OpenStore(ctx, cfg.Database, store.PageCacheMiB(ingestCacheMiB))
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{Log: e.stderr, LogLevel: cfg.LogLevel, Options: []store.Option{store.PageCacheMiB(ingestCacheMiB)}})
 	if err != nil {
 		return err
 	}

@@ -20,14 +20,13 @@ The key is printed once, at creation; only its hash is stored.
 `
 
 func cmdKey(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(e.stderr, keyUsage)
-		return errors.New("key: no subcommand given")
+	sub, args, err := subcommand(e, "key", keyUsage, args)
+	if err != nil {
+		return err
 	}
-	sub, args := args[0], args[1:]
 	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "key "+sub)
-	fs.Usage = func() { fmt.Fprint(e.stderr, keyUsage) }
+	fs := cli.NewFlags(e.stdout, "key "+sub)
+	cli.SetUsage(fs, keyUsage)
 	cfg.Register(fs, e.getenv)
 	var account, email, name string
 	switch sub {
@@ -39,14 +38,13 @@ func cmdKey(ctx context.Context, e env, args []string) error {
 		fs.StringVar(&account, "account", "", "account id or company name")
 	case "revoke":
 	default:
-		fmt.Fprint(e.stderr, keyUsage)
-		return fmt.Errorf("key: unknown subcommand %q", sub)
+		return cli.Usagef("key", "unknown subcommand %q", sub)
 	}
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
-	st, err := cli.OpenStore(ctx, cfg.Database)
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{MustExist: true, Log: e.stderr, LogLevel: cfg.LogLevel})
 	if err != nil {
 		return err
 	}

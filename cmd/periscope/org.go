@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -31,29 +30,26 @@ authorisation is recorded in the account's audit log (key "operator").
 `
 
 func cmdOrg(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(e.stderr, orgUsage)
-		return errors.New("org: no subcommand given")
+	sub, args, err := subcommand(e, "org", orgUsage, args)
+	if err != nil {
+		return err
 	}
-	sub, args := args[0], args[1:]
 	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "org "+sub)
-	fs.Usage = func() { fmt.Fprint(e.stderr, orgUsage) }
+	fs := cli.NewFlags(e.stdout, "org "+sub)
+	cli.SetUsage(fs, orgUsage)
 	cfg.Register(fs, e.getenv)
 	want := map[string]int{"authorize-domain": 2, "verify-domain": 2, "authorize-range": 2, "assets": 1}[sub]
 	if want == 0 {
-		fmt.Fprint(e.stderr, orgUsage)
-		return fmt.Errorf("org: unknown subcommand %q", sub)
+		return cli.Usagef("org", "unknown subcommand %q", sub)
 	}
 	pos, err := cli.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != want {
-		fmt.Fprint(e.stderr, orgUsage)
-		return fmt.Errorf("org %s: give %d arguments", sub, want)
+		return cli.Usagef("org "+sub, "give %d arguments", want)
 	}
-	st, err := cli.OpenStore(ctx, cfg.Database)
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{MustExist: true, Log: e.stderr, LogLevel: cfg.LogLevel})
 	if err != nil {
 		return err
 	}

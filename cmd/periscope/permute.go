@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"github.com/periscope-oss/periscope/internal/cli"
 	"os"
@@ -15,7 +14,11 @@ import (
 // ("fuzzer,domain", the columns of dnstwist's CSV output), so analysts can
 // use the engine on its own.
 func cmdPermute(_ context.Context, e env, args []string) error {
-	fs := cli.NewFlags(e.stderr, "permute")
+	fs := cli.NewFlags(e.stdout, "permute")
+	cli.SetUsage(fs, `usage: periscope permute DOMAIN [--dictionary FILE] [--tld FILE]
+
+Prints the typosquatting candidates of DOMAIN as CSV (fuzzer,domain), the
+columns of dnstwist's CSV output. Needs no database.`)
 	dict := fs.String("dictionary", "", "word list for the dictionary fuzzer (one word a line)")
 	tlds := fs.String("tld", "", "suffix list for the tld-swap fuzzer (one suffix a line)")
 	pos, err := cli.Parse(fs, args)
@@ -23,7 +26,7 @@ func cmdPermute(_ context.Context, e env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return errors.New("permute: usage: periscope permute <domain> [--dictionary FILE] [--tld FILE]")
+		return cli.Usagef("permute", "give one domain")
 	}
 	var opts typo.Options
 	if opts.Dictionary, err = readWordList(*dict, "dictionary"); err != nil {

@@ -20,6 +20,7 @@ var version = "dev"
 const usage = `periscope — self-hosted attack-surface and threat-intelligence API
 
 Usage:
+  periscope init [--company NAME] [--email EMAIL]   first account, key and settings
   periscope serve [--demo] [--addr 127.0.0.1:8080] [--database ./periscope.db]
   periscope migrate
   periscope account create|list|show|update ...
@@ -33,7 +34,7 @@ Usage:
   periscope darkweb rotate-key [--resume | --reindex] [--darkweb-key-file FILE]
   periscope version
 
-Run "periscope <command> -h" for the flags of a command.
+Run "periscope <command> --help" for the flags of a command.
 Every command takes --database (env PERISCOPE_DATABASE): a SQLite file path
 (default ./periscope.db) or a postgres:// URL.
 `
@@ -52,8 +53,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
 	}
-	cmd, rest := args[0], args[1:]
+	err := dispatch(ctx, e, args[0], args[1:])
+	if errors.Is(err, cli.ErrHelp) {
+		return nil // the help is printed: asking for it is no failure
+	}
+	return err
+}
+
+// dispatch runs the command cmd with its arguments.
+func dispatch(ctx context.Context, e env, cmd string, rest []string) error {
 	switch cmd {
+	case "init":
+		return cmdInit(ctx, e, rest)
 	case "serve":
 		return cmdServe(ctx, e, rest)
 	case "migrate":
@@ -81,14 +92,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "darkweb":
 		return cmdDarkweb(ctx, e, rest)
 	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "periscope", version)
+		fmt.Fprintln(e.stdout, "periscope", version)
 		return nil
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(e.stdout, usage)
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	return fmt.Errorf("unknown command %q\nRun \"periscope --help\" for the commands.", cmd)
+}
+
+// subcommand splits the subcommand of a command group (account, key, org,
+// export, darkweb) from its arguments: help asked for prints the group's
+// usage to standard output and returns cli.ErrHelp.
+func subcommand(e env, group, usage string, args []string) (string, []string, error) {
+	if len(args) == 0 {
+		return "", nil, cli.Usagef(group, "no subcommand given")
+	}
+	if cli.IsHelp(args[0]) {
+		fmt.Fprint(e.stdout, usage)
+		return "", nil, cli.ErrHelp
+	}
+	return args[0], args[1:], nil
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -99,19 +123,31 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 
 func cmdMigrate(ctx context.Context, e env, args []string) error {
 	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "migrate")
+	fs := cli.NewFlags(e.stdout, "migrate")
+	cli.SetUsage(fs, `usage: periscope migrate [--database DSN]
+
+Creates the database when it does not exist and applies every migration
+it lacks (serve, init and ingest do this themselves).`)
 	cfg.Register(fs, e.getenv)
 	if _, err := cli.Parse(fs, args); err != nil {
 		return err
 	}
+	if !cli.IsPostgres(cfg.Database) {
+		if _, err := cli.CheckSQLitePath(cfg.Database, false); err != nil {
+			return err
+		}
+	}
 	s, err := store.Open(ctx, cfg.Database, store.Files(schema.Sets()...))
 	if err != nil {
-		return err
+		return fmt.Errorf("database %s: %w", cli.DescribeDSN(cfg.Database), err)
 	}
 	defer s.Close()
+	if cfg.LogLevel == "info" || cfg.LogLevel == "debug" {
+		fmt.Fprintf(e.stderr, "database: %s (%s)\n", cli.DescribeDSN(cfg.Database), s.Engine())
+	}
 	applied, err := s.Migrate(ctx, schema.Sets()...)
 	if err != nil {
-		return err
+		return fmt.Errorf("migrate %s: %w", cli.DescribeDSN(cfg.Database), err)
 	}
 	if len(applied) == 0 {
 		fmt.Fprintln(e.stdout, "database is up to date")

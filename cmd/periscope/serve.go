@@ -38,7 +38,11 @@ type worker struct {
 // services holds what serve builds besides the API, for capabilities to add
 // their collaborators and workers.
 type services struct {
-	cfg        *config.Config
+	cfg    *config.Config
+	getenv config.Getenv // the environment, for default file locations
+	// syncGiven: --sync-interval or its variable was given, so the
+	// interval `periscope init` stored is not used.
+	syncGiven  bool
 	store      *store.Store
 	log        *slog.Logger
 	deps       *api.Deps
@@ -72,11 +76,16 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	// their lines never interleave.
 	logw := accesslog.New(e.stderr)
 	log := newLogger(logw, cfg.LogLevel)
-	st, err := cli.OpenStore(ctx, cfg.Database, store.Replicas(cfg.Instances.Replicas, cfg.Instances.ReplicaMaxLag))
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{Log: e.stderr, LogLevel: cfg.LogLevel,
+		Options: []store.Option{store.Replicas(cfg.Instances.Replicas, cfg.Instances.ReplicaMaxLag)}})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	fresh, err := applySettings(ctx, st, cfg, svc.syncGiven)
+	if err != nil {
+		return err
+	}
 
 	deps := wire.APIDeps(st, log)
 	if log.Enabled(ctx, slog.LevelInfo) {
@@ -101,6 +110,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), cli.RedactDSN(cfg.Database), st.Engine())
 	fmt.Fprintf(e.stdout, "web console on http://%s/ (sign in with an API key)\n", ln.Addr())
+	printSyncSchedule(e.stdout, cfg, svc.syncGiven)
+	if fresh && !cfg.Demo {
+		printNextSteps(e.stdout, cfg.Database)
+	}
 	if err := serveUntilDone(ctx, svc, srv, ln); err != nil {
 		return err
 	}
@@ -111,9 +124,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 // parseServeFlags reads serve's flags and environment into the services'
 // configuration, validated.
 func parseServeFlags(e env, args []string) (*services, error) {
-	svc := &services{cfg: &config.Config{}}
+	svc := &services{cfg: &config.Config{}, getenv: e.getenv}
 	cfg := svc.cfg
-	fs := cli.NewFlags(e.stderr, "serve")
+	fs := cli.NewFlags(e.stdout, "serve")
+	cli.SetUsage(fs, serveUsage)
 	cfg.Register(fs, e.getenv)
 	if err := cfg.RegisterServe(fs, e.getenv); err != nil {
 		return nil, err
@@ -138,8 +152,9 @@ func parseServeFlags(e env, args []string) (*services, error) {
 	if pos, err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	} else if len(pos) > 0 {
-		return nil, fmt.Errorf("serve: unexpected argument %q", pos[0])
+		return nil, cli.Usagef("serve", "unexpected argument %q", pos[0])
 	}
+	svc.syncGiven = cli.Given(fs, "sync-interval") || e.getenv("PERISCOPE_SYNC_INTERVAL") != ""
 	if cfg.Demo {
 		demoAlertSettings(fs, e.getenv, svc.alerts)
 	}

@@ -4,9 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
+	"log/slog"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/alerts"
@@ -15,6 +14,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/egress"
 	"github.com/periscope-oss/periscope/internal/hoststore"
+	"github.com/periscope-oss/periscope/internal/keyfile"
 	"github.com/periscope-oss/periscope/internal/scanstore"
 	"github.com/periscope-oss/periscope/internal/vulnstore"
 	"github.com/periscope-oss/periscope/internal/whoisstore"
@@ -68,35 +68,28 @@ func registerAlertFlags(fs *flag.FlagSet, getenv config.Getenv) (*alertsConfig, 
 	fs.DurationVar(&c.Baseline, "alert-baseline", c.Baseline,
 		"how long after an asset's first data its changes are a silent baseline, not alerts (env PERISCOPE_ALERT_BASELINE)")
 	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", getenv("PERISCOPE_SECRETS_KEY_FILE"),
-		"file holding the key webhook secrets are sealed with (created with mode 0600 on first use; default beside the SQLite database, or periscope/secrets.key in the user's configuration directory on PostgreSQL; back it up, every instance needs the same one) (env PERISCOPE_SECRETS_KEY_FILE)")
+		"file holding the key webhook secrets are sealed with (created with mode 0600 on first use; default periscope-secrets.key beside the SQLite database, or secrets.key in ~/.local/share/periscope for PostgreSQL; back it up, every instance needs the same one) (env PERISCOPE_SECRETS_KEY_FILE)")
 	return c, nil
-}
-
-// secretsKeyPath is the webhook secrets key file serve uses.
-func secretsKeyPath(c *alertsConfig, database string) (string, error) {
-	if c.SecretsKeyFile != "" {
-		return c.SecretsKeyFile, nil
-	}
-	if !strings.Contains(database, "://") {
-		return filepath.Join(filepath.Dir(database), "periscope-secrets.key"), nil
-	}
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("no --secrets-key-file and no configuration directory: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "periscope"), 0o700); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "periscope", "secrets.key"), nil
 }
 
 // unlockWebhookSecrets loads (creating on first use) the secrets key and
 // unlocks the webhook secrets with it: refused when they were sealed with
-// another key; endpoints stored in clear by an older release are sealed.
+// another key; endpoints stored in clear by an older release are sealed. A
+// new key file is written only when no secret is sealed yet.
 func unlockWebhookSecrets(ctx context.Context, svc *services, as *alertstore.Store) error {
-	path, err := secretsKeyPath(svc.alerts, svc.cfg.Database)
+	path, err := keyFilePath(svc.alerts.SecretsKeyFile, keyfile.Secrets, svc.cfg.Database, svc.getenv, svc.log)
 	if err != nil {
 		return fmt.Errorf("webhook secrets: %w", err)
+	}
+	if !keyfile.Exists(path) {
+		id, err := as.SealedKeyID(ctx)
+		if err != nil {
+			return fmt.Errorf("webhook secrets: %w", err)
+		}
+		if id != "" {
+			abs, _ := filepath.Abs(path)
+			return fmt.Errorf("webhook secrets: no key file at %s, and this database's webhook secrets are sealed with key %s: give --secrets-key-file the file that holds it (no key file was created)", abs, id)
+		}
 	}
 	k, err := alertstore.LoadOrCreateSecretsKey(path, true, func(p string) {
 		abs, _ := filepath.Abs(p)
@@ -158,4 +151,25 @@ func setupAlerts(ctx context.Context, svc *services) error {
 	svc.deps.Alerts = &alerts.Service{Store: as, DB: svc.store, Delivered: disp.Wake}
 	svc.workers = append(svc.workers, worker{name: "alert-rules", run: w.Run}, worker{name: "webhook-dispatcher", run: disp.Run})
 	return nil
+}
+
+// keyFilePath is the key file of kind a command uses: the one its flag
+// names, else the default for the database (keyfile.Default), the same for
+// every command. An earlier release's file at its old default is used
+// when there is none at the new one, and the log says so.
+func keyFilePath(flagged, kind, database string, getenv config.Getenv, log *slog.Logger) (string, error) {
+	if flagged != "" {
+		return flagged, nil
+	}
+	path, old, err := keyfile.Locate(database, kind, keyfile.Getenv(getenv))
+	if err != nil {
+		return "", err
+	}
+	if old {
+		def, _ := keyfile.Default(database, kind, keyfile.Getenv(getenv))
+		abs, _ := filepath.Abs(path)
+		absDef, _ := filepath.Abs(def)
+		log.Warn("using the "+kind+" key file at an earlier release's default place; move it to the new default (mv) or name it with its flag", "path", abs, "default", absDef)
+	}
+	return path, nil
 }

@@ -175,7 +175,11 @@ func ingestWhois(ctx context.Context, e env, st *store.Store, cfg *config.Config
 // cmdWhois is `periscope whois DOMAIN`: the API's lookup, printed.
 func cmdWhois(ctx context.Context, e env, args []string) error {
 	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "whois")
+	fs := cli.NewFlags(e.stdout, "whois")
+	cli.SetUsage(fs, `usage: periscope whois [--json] [--no-cache] DOMAIN
+
+Looks DOMAIN up as the API's /domain/{domain}/whois does (RDAP first, then
+WHOIS), stores the answer and prints it.`)
 	cfg.Register(fs, e.getenv)
 	if err := cfg.RegisterOutbound(fs, e.getenv); err != nil {
 		return err
@@ -187,7 +191,7 @@ func cmdWhois(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return errors.New("whois: usage: periscope whois [--json] [--no-cache] DOMAIN")
+		return cli.Usagef("whois", "give one domain")
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -199,7 +203,7 @@ func cmdWhois(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("whois: %w", err)
 	}
-	st, err := cli.OpenStore(ctx, cfg.Database)
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{Log: e.stderr, LogLevel: cfg.LogLevel})
 	if err != nil {
 		return err
 	}

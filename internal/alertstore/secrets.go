@@ -7,6 +7,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -117,6 +118,21 @@ const (
 	selectClearRows   = `SELECT id, secret, previous_secret FROM webhook_endpoints WHERE secret_key_id = ''`
 	sealClearRow      = `UPDATE webhook_endpoints SET secret = ?, previous_secret = ?, secret_key_id = ? WHERE id = ? AND secret_key_id = ''`
 )
+
+// SealedKeyID returns the id of the key webhook secrets are sealed with,
+// "" when none is sealed yet: serve asks before it creates a new key file,
+// so it never writes one it must then refuse.
+func (s *Store) SealedKeyID(ctx context.Context) (string, error) {
+	var id string
+	err := s.db.DB().QueryRowContext(ctx, `SELECT secret_key_id FROM webhook_endpoints WHERE secret_key_id <> '' LIMIT 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read webhook secrets key id: %w", err)
+	}
+	return id, nil
+}
 
 // UnlockSecrets makes the store seal and open webhook secrets with k. It
 // fails with ErrWrongSecretsKey when any endpoint's secrets were sealed

@@ -8,12 +8,10 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"runtime/debug"
 	"strings"
 
-	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
@@ -21,24 +19,38 @@ import (
 // has printed its usage): commands return it and main exits quietly.
 var ErrHelp = errors.New("help shown")
 
-// NewFlags returns a flag set named name that writes its usage and errors
-// to stderr and reports errors instead of exiting.
-func NewFlags(stderr io.Writer, name string) *flag.FlagSet {
+// NewFlags returns a flag set named name (the command line after
+// "periscope", such as "account create") that writes its help, on -h or
+// --help, to help (the standard output) and reports errors instead of
+// exiting. Its default help is a one-line synopsis and the flags; SetUsage
+// gives it more.
+func NewFlags(help io.Writer, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(help)
+	SetUsage(fs, "usage: periscope "+name+" [flags]")
 	return fs
 }
 
-// Parse parses args, turning flag errors into one line. Flags may come
-// before or after positional arguments; the positional ones are returned.
+// Parse parses args. Flags may come before or after positional arguments;
+// the positional ones are returned. -h or --help prints the help and
+// returns ErrHelp; a wrong flag returns a UsageError (the error and one
+// line pointing to --help), with nothing printed.
 func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	// The flag package prints the error and the whole usage on any
+	// mistake: keep it quiet and print the usage only when asked.
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(out) }()
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
+			if errIsHelp(err) {
+				fs.SetOutput(out)
+				usage()
 				return nil, ErrHelp
 			}
-			return nil, fmt.Errorf("%s: %w", fs.Name(), err)
+			return nil, flagError(fs.Name(), err)
 		}
 		if fs.NArg() == 0 {
 			return positional, nil
@@ -49,18 +61,11 @@ func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // OpenStore opens the database dsn (a SQLite path or a postgres:// URL,
-// with the files of every capability that keeps its own) and migrates
-// every capability's tables.
+// with the files of every capability that keeps its own), creating it when
+// it does not exist, and migrates every capability's tables. Open says
+// more: refusing to create, naming the database first.
 func OpenStore(ctx context.Context, dsn string, opts ...store.Option) (*store.Store, error) {
-	s, err := store.Open(ctx, dsn, append([]store.Option{store.Files(schema.Sets()...)}, opts...)...)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.Migrate(ctx, schema.Sets()...); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("migrate %s: %w", RedactDSN(dsn), err)
-	}
-	return s, nil
+	return Open(ctx, dsn, Opening{Options: opts})
 }
 
 // RedactDSN hides a password in a postgres URL for messages.

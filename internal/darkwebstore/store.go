@@ -212,6 +212,22 @@ const (
 	sqlAddKey     = `INSERT INTO darkweb_keys (key_id, check_value, active, created_at) VALUES (?, ?, ?, ?)`
 )
 
+// KeyID returns the id of the key the dark-web data is sealed with, "" when
+// no key was ever recorded (a database no dark-web command has unlocked):
+// a command that would create a new key file asks first, so it never
+// writes one it must then refuse.
+func (d *Store) KeyID(ctx context.Context) (string, error) {
+	var id string
+	err := d.s.QueryRow(ctx, `SELECT key_id FROM darkweb_keys ORDER BY CASE WHEN active = 1 THEN 0 ELSE 1 END, key_id LIMIT 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read dark-web key id: %w", err)
+	}
+	return id, nil
+}
+
 // Unlock checks k against the key check value stored with the data (a
 // first key is recorded) and makes the store use it. A different key is
 // refused with ErrWrongKey, never mixed in.
