@@ -122,7 +122,7 @@ func testIngestExportRoundTrip(t *testing.T, engine string) {
 	for _, bad := range [][]string{
 		{"export"}, {"export", "hosts", "--database", a, "--domain", "http://x/"},
 	} {
-		if _, _, err := runCLI(t, bad...); err == nil || strings.Contains(err.Error(), "\n") {
+		if _, _, err := runCLI(t, bad...); !oneLineError(err) {
 			t.Errorf("%v: want a one-line error, got %v", bad, err)
 		}
 	}

@@ -72,8 +72,11 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 		fmt.Fprint(e.stdout, ingestUsage())
 		return cli.ErrHelp
 	}
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+	if len(args) == 0 {
 		return cli.Usagef("ingest", "give the kind first (kinds: %s)", strings.Join(names, ", "))
+	}
+	if strings.HasPrefix(args[0], "-") {
+		return cli.Usagef("ingest", "give the kind before the flags, not %q (kinds: %s)", args[0], strings.Join(names, ", "))
 	}
 	kind, args := args[0], args[1:]
 	in, ok := kinds[kind]

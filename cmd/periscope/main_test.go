@@ -241,12 +241,21 @@ func TestCLI(t *testing.T) {
 		{"serve", "--database", db, "--log-level", "loud"}, {"ingest"}, {"ingest", "no-such-kind", "x"},
 		{"account", "create", d, "--company", "X", "--email", "x@x.test", "--max-results", "0"},
 	} {
-		_, _, err := runCLI(t, bad...)
-		if err == nil || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%v: want a one-line error, got %v", bad, err)
+		if _, _, err := runCLI(t, bad...); !oneLineError(err) {
+			t.Errorf("%v: want a one-line error (and a line pointing to --help), got %v", bad, err)
 		}
 	}
 	if out, _, err := runCLI(t, "version"); err != nil || !strings.HasPrefix(out, "periscope ") {
 		t.Errorf("version: %v %q", err, out)
 	}
+}
+
+// oneLineError reports whether err is one line, or, for a command line the
+// command cannot run, one line and one more pointing to --help.
+func oneLineError(err error) bool {
+	if err == nil {
+		return false
+	}
+	first, rest, _ := strings.Cut(err.Error(), "\n")
+	return first != "" && (rest == "" || !strings.Contains(rest, "\n") && strings.HasPrefix(rest, `Run "periscope `) && strings.Contains(rest, "--help"))
 }

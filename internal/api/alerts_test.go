@@ -424,3 +424,44 @@ func TestWebhookEndpointCap(t *testing.T) {
 		}
 	})
 }
+
+// TestAddAssetSaysAlertBaseline: adding a domain or range says how long its
+// first data stays silent, in the operator's --alert-baseline; without
+// alerts the answer has no such field.
+func TestAddAssetSaysAlertBaseline(t *testing.T) {
+	cfg := api.DefaultConfig()
+	cfg.AlertBaseline = 20 * time.Minute
+	eachWith(t, apitest.Options{Config: &cfg}, func(t *testing.T, e *apitest.Env) {
+		_, key := e.Account(periscope.Account{Company: "Baseline Co", Enterprise: true, CreditsPerMonth: 10})
+		var org struct {
+			ID string `json:"id"`
+		}
+		e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]any{"name": "B"}).JSON(t, &org)
+		type answer struct {
+			Asset         string `json:"asset"`
+			AlertBaseline *struct {
+				Seconds int64  `json:"seconds"`
+				Message string `json:"message"`
+			} `json:"alert_baseline"`
+		}
+		for _, add := range []struct{ path, field, value string }{{"domains", "domain", "baseline-example.com"}, {"ip-ranges", "ip_range", "8.8.8.0/24"}} {
+			var got answer
+			r := e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/"+add.path, key, map[string]any{add.field: add.value})
+			r.JSON(t, &got)
+			if r.Status != 201 || got.AlertBaseline == nil || got.AlertBaseline.Seconds != 1200 || !strings.Contains(got.AlertBaseline.Message, "20 minutes") {
+				t.Fatalf("add %s: %d %s", add.value, r.Status, r.Body)
+			}
+		}
+	})
+	each(t, func(t *testing.T, e *apitest.Env) {
+		_, key := e.Account(periscope.Account{Company: "Quiet Co", Enterprise: true, CreditsPerMonth: 10})
+		var org struct {
+			ID string `json:"id"`
+		}
+		e.Do("POST", "/api/v1/enterprise/organizations", key, map[string]any{"name": "Q"}).JSON(t, &org)
+		r := e.Do("POST", "/api/v1/enterprise/organizations/"+org.ID+"/domains", key, map[string]any{"domain": "quiet-example.com"})
+		if r.Status != 201 || strings.Contains(string(r.Body), "alert_baseline") {
+			t.Fatalf("without alerts: %d %s", r.Status, r.Body)
+		}
+	})
+}

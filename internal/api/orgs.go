@@ -1,8 +1,10 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -106,6 +108,43 @@ type assetResponse struct {
 	Status string `json:"status"`
 	Asset  string `json:"asset"`
 	Type   string `json:"type"`
+	// AlertBaseline says, where an asset is added, how long its first
+	// data stays silent (Periscope's addition; absent when alerts are off).
+	AlertBaseline *alertBaselineJSON `json:"alert_baseline,omitempty"`
+}
+
+// alertBaselineJSON is the alert baseline of a newly added asset.
+type alertBaselineJSON struct {
+	Seconds int64  `json:"seconds"`
+	Message string `json:"message"`
+}
+
+// alertBaseline describes the baseline of an added asset, nil when alerts
+// are off.
+func (s *Server) alertBaseline() *alertBaselineJSON {
+	b := s.cfg.AlertBaseline
+	if b <= 0 {
+		return nil
+	}
+	return &alertBaselineJSON{Seconds: int64(b / time.Second),
+		Message: fmt.Sprintf("Changes in the first %s after this asset's first data are its baseline: stored, not alerted. Alerts start after that.", humanDuration(b))}
+}
+
+// humanDuration writes d as "1 hour", "30 minutes", "90 seconds".
+func humanDuration(d time.Duration) string {
+	unit := func(n int64, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", n, one)
+	}
+	switch {
+	case d%time.Hour == 0:
+		return unit(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return unit(int64(d/time.Minute), "minute")
+	}
+	return unit(int64(d/time.Second), "second")
 }
 
 // assetFromRequest reads and normalises the domain or ip_range of the body.
@@ -173,7 +212,7 @@ func (s *Server) addAsset(w http.ResponseWriter, r *http.Request, kind string) e
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, assetResponse{Status: "success", Asset: a.Value, Type: kind})
+	writeJSON(w, status, assetResponse{Status: "success", Asset: a.Value, Type: kind, AlertBaseline: s.alertBaseline()})
 	return nil
 }
 

@@ -100,6 +100,7 @@ func (s *Server) registerRoutes() {
 	s.handle("POST /api/v1/enterprise/organizations/{org_id}/domains/verify", enterprise, s.handleVerifyDomain)
 	s.handle("GET /api/v1/enterprise/on-demand-scans", enterpriseScan, s.handleOnDemandScan)
 	s.handle("GET /api/v1/attack-surface/on-demand-scan", enterpriseScan, s.handleAttackSurfaceScan)
+	s.handle("GET /api/v1/enterprise/on-demand-scans/scan-status", enterprise, s.handleScanStatus)
 	s.handle("POST /api/v1/oem/on-demand-scan", oemSelfCharged, s.handleOEMOnDemandScan)
 	s.handle("POST /api/v1/oem/on-demand-scan/scan-status", oemFree, s.handleOEMScanStatus)
 	// <routes:mcp> FullHunt's agent interface (mcp.go, mcp_tools.go).

@@ -210,15 +210,41 @@ func (s *Server) handleOEMScanStatus(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	info := map[string]any{"scan_id": sc.ID, "target": sc.Target, "status": sc.Status,
+	writeJSON(w, http.StatusOK, map[string]any{"response": map[string]any{
+		"status": "success", "scan_info": scanInfo(sc), "timestamp": s.now().Unix()}})
+	return nil
+}
+
+// handleScanStatus answers GET /enterprise/on-demand-scans/scan-status?scan_id=:
+// the progress of a scan the caller's account started (on demand, OEM or
+// scheduled), in the enterprise routes' flat shape. Free.
+func (s *Server) handleScanStatus(w http.ResponseWriter, r *http.Request) error {
+	id := r.URL.Query().Get("scan_id")
+	if id == "" {
+		return periscope.Errorf(periscope.EMissing, "scan_id is required: the scan_id the on-demand scan answered.")
+	}
+	if len(id) > 64 {
+		return periscope.Errorf(periscope.EInvalid, "scan_id is at most 64 characters.")
+	}
+	if s.scans == nil {
+		return errMonitorOff
+	}
+	sc, err := s.scans.Scan(r.Context(), principalOf(r).Account.ID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": http.StatusOK, "message": "", "scan_info": scanInfo(sc)})
+	return nil
+}
+
+// scanInfo is a scan's status as both status routes answer it.
+func scanInfo(sc scanstore.Scan) map[string]any {
+	return map[string]any{"scan_id": sc.ID, "target": sc.Target, "status": sc.Status,
 		"created_at": epochOrNil(sc.CreatedAt), "completed_at": epochOrNil(sc.CompletedAt),
 		// Progress beyond FullHunt's fields: what the scan has done so far.
 		"counts": map[string]int{"names": sc.Counts.Names, "addresses": sc.Counts.Addresses,
 			"open_ports": sc.Counts.OpenPorts, "hosts_stored": sc.Counts.HostsStored,
 			"skipped_private": sc.Counts.SkippedPrivate}}
-	writeJSON(w, http.StatusOK, map[string]any{"response": map[string]any{
-		"status": "success", "scan_info": info, "timestamp": s.now().Unix()}})
-	return nil
 }
 
 // epochOrNil is Unix seconds, or null for "not yet".

@@ -254,6 +254,45 @@ func TestActiveMonitoringRoutes(t *testing.T) {
 		if used, _ := credits(); used != 2 {
 			t.Fatalf("%d credits used after refusals, want 2", used)
 		}
+
+		// The enterprise status route: an Enterprise account without the
+		// OEM module reads the status of the scan it started, free.
+		a, err := e.Store.Account(ctx, acct.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.OEM = false
+		if err := e.Store.UpdateAccount(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.Do("POST", "/api/v1/oem/on-demand-scan/scan-status", key, map[string]any{"scan_id": first.ScanID}); r.Status != 403 {
+			t.Fatalf("OEM status without OEM: %d %s", r.Status, r.Body)
+		}
+		var es struct {
+			Status   int    `json:"status"`
+			Message  string `json:"message"`
+			ScanInfo struct {
+				ScanID      string `json:"scan_id"`
+				Target      string `json:"target"`
+				Status      string `json:"status"`
+				CompletedAt *int64 `json:"completed_at"`
+			} `json:"scan_info"`
+		}
+		e.Do("GET", "/api/v1/enterprise/on-demand-scans/scan-status?scan_id="+first.ScanID, key, nil).JSON(t, &es)
+		if es.Status != 200 || es.ScanInfo.ScanID != first.ScanID || es.ScanInfo.Target != "scan-example.com" || es.ScanInfo.Status != "scan_completed" || es.ScanInfo.CompletedAt == nil {
+			t.Fatalf("enterprise scan status: %+v", es)
+		}
+		for q, want := range map[string]int{"": 400, "?scan_id=" + strings.Repeat("a", 65): 400, "?scan_id=00000000-0000-0000-0000-000000000000": 404} {
+			if r := e.Do("GET", "/api/v1/enterprise/on-demand-scans/scan-status"+q, key, nil); r.Status != want {
+				t.Fatalf("status %q: %d %s, want %d", q, r.Status, r.Body, want)
+			}
+		}
+		if r := e.Do("GET", "/api/v1/enterprise/on-demand-scans/scan-status?scan_id="+first.ScanID, other, nil); r.Status != 404 {
+			t.Fatalf("another account's scan: %d %s", r.Status, r.Body)
+		}
+		if used, _ := credits(); used != 2 {
+			t.Fatalf("enterprise scan status charged: %d credits used", used)
+		}
 	})
 }
 

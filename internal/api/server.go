@@ -53,6 +53,10 @@ type Config struct {
 	// WebhookPorts are the ports a webhook URL may name (the ports the
 	// dispatcher's dialer allows); nil allows any (--allow-private-targets).
 	WebhookPorts []int
+	// AlertBaseline is how long after an asset's first data its changes
+	// are a silent baseline (serve --alert-baseline), said where an asset
+	// is added; 0 says nothing.
+	AlertBaseline time.Duration
 }
 
 // DefaultConfig returns FullHunt's published limits.

@@ -65,7 +65,11 @@ type UsageError struct {
 }
 
 func (e *UsageError) Error() string {
-	return fmt.Sprintf("%s: %s\nRun \"periscope %s --help\" for its usage.", e.Command, e.Msg, e.Command)
+	prog := "periscope " + e.Command
+	if rest, ok := strings.CutPrefix(e.Command, "bench "); ok {
+		prog = "periscope-bench " + rest // the benchmarks' own command
+	}
+	return fmt.Sprintf("%s: %s\nRun \"%s --help\" for its usage.", e.Command, e.Msg, prog)
 }
 
 // Usagef returns a UsageError of command: a command line it cannot run.
