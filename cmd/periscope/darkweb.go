@@ -322,6 +322,13 @@ with it (see docs/security.md).
 	if resume && reindex {
 		return errors.New("darkweb rotate-key: --resume and --reindex exclude each other")
 	}
+	// A bulk writer, as an ingest is: every record re-sealed, every
+	// index rebuilt (serve keeps the dark-web file's cache small).
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{MustExist: true, Log: e.stderr, LogLevel: cfg.LogLevel, Options: []store.Option{store.PageCacheMiB(ingestCacheMiB)}})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	path, err := keyFilePath(dc.KeyFile, keyfile.Darkweb, cfg.Database, e.getenv, newLogger(e.stderr, cfg.LogLevel))
 	if err != nil {
 		return fmt.Errorf("darkweb rotate-key: %w", err)
@@ -330,13 +337,6 @@ with it (see docs/security.md).
 	if err != nil {
 		return err
 	}
-	// A bulk writer, as an ingest is: every record re-sealed, every
-	// index rebuilt (serve keeps the dark-web file's cache small).
-	st, err := cli.Open(ctx, cfg.Database, cli.Opening{MustExist: true, Log: e.stderr, LogLevel: cfg.LogLevel, Options: []store.Option{store.PageCacheMiB(ingestCacheMiB)}})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	if _, err := st.Migrate(ctx, darkwebstore.Migrations()); err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func newHostIngester(cfg *config.Config, st *store.Store, l *wire.Ledger) (*host
 	if err != nil {
 		return nil, err
 	}
-	return &hostingest.Ingester{Store: wire.Hosts(st, l), Enricher: e}, nil
+	return &hostingest.Ingester{Store: wire.Hosts(st, l), Enricher: e, KeepPrivate: cfg.KeepPrivate}, nil
 }
 
 // bulkGCPercent is the Go collector's target during a host ingest (the
@@ -183,4 +183,5 @@ func registerHostIngestFlags(kind string, fs *flag.FlagSet, cfg *config.Config, 
 	fs.StringVar(&cfg.GeoIPCity, "geoip-city", env("PERISCOPE_GEOIP_CITY"), "MMDB file with city/country data (MaxMind, DB-IP or IPinfo layout) (env PERISCOPE_GEOIP_CITY)")
 	fs.StringVar(&cfg.GeoIPASN, "geoip-asn", env("PERISCOPE_GEOIP_ASN"), "MMDB file with ASN data (env PERISCOPE_GEOIP_ASN)")
 	fs.StringVar(&cfg.CloudRanges, "cloud-ranges", env("PERISCOPE_CLOUD_RANGES"), "directory of provider range files overriding the built-in set (env PERISCOPE_CLOUD_RANGES)")
+	fs.BoolVar(&cfg.KeepPrivate, "keep-private", false, "keep records whose host is a private address (10.x, 172.16-31.x, 192.168.x, 127.x, 169.254.x, 100.64/10, fc00::/7); by default they are skipped and counted as \"private address\"")
 }

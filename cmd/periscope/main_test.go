@@ -47,13 +47,19 @@ type server struct {
 // startServer runs the real serve command on :0 and waits until it listens.
 func startServer(t *testing.T, dsn string, extra ...string) *server {
 	t.Helper()
+	return startServerEnv(t, func(string) string { return "" }, dsn, extra...)
+}
+
+// startServerEnv is startServer with the environment getenv.
+func startServerEnv(t *testing.T, getenv func(string) string, dsn string, extra ...string) *server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database", dsn}, extra...)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, args, func(string) string { return "" }, io.MultiWriter(pw, stdout), stderr)
+		done <- run(ctx, args, getenv, io.MultiWriter(pw, stdout), stderr)
 		pw.Close()
 	}()
 	addr := make(chan string, 1)
@@ -194,8 +200,14 @@ func fetchOpenAPI(t *testing.T, base string) []byte {
 
 func runCLI(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
+	return runCLIEnv(t, nil, args...)
+}
+
+// runCLIEnv runs a command with the environment env.
+func runCLIEnv(t *testing.T, env map[string]string, args ...string) (string, string, error) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	err := run(context.Background(), args, func(string) string { return "" }, &out, &errb)
+	err := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errb)
 	return out.String(), errb.String(), err
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/periscope-oss/periscope/internal/cli"
 
 	"github.com/periscope-oss/periscope/internal/lease"
 	"github.com/periscope-oss/periscope/internal/ratelimit"
@@ -25,9 +26,12 @@ func setupInstances(ctx context.Context, svc *services) error {
 	// The client's own lines (pool errors during an outage) go to our
 	// JSON log, rate-limited, not to stderr as plain text.
 	ratelimit.SetClientLogger(svc.log)
-	r, err := ratelimit.NewRedis(ctx, svc.cfg.Instances.RateLimitStore, redisLimitsPrefix)
+	url := svc.cfg.Instances.RateLimitStore
+	r, err := ratelimit.NewRedis(ctx, url, redisLimitsPrefix)
 	if err != nil {
-		return fmt.Errorf("--rate-limit-store: %w", err)
+		// One line naming the URL and the flag: the operator's fix is one
+		// of the two.
+		return fmt.Errorf("--rate-limit-store %s (env PERISCOPE_RATE_LIMIT_STORE): %w; start Redis there, or give --rate-limit-store memory on a single instance", cli.RedactDSN(url), err)
 	}
 	r.Log = svc.log
 	svc.deps.Limits, svc.deps.AuthFailures = r, r.WithPrefix(redisAuthFailuresPrefix)

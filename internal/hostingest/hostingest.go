@@ -56,6 +56,30 @@ type Ingester struct {
 	// Sources describes the in-process sources of IngestHosts to the
 	// change ledger, by name; a source not listed removes nothing.
 	Sources map[string]ledger.Source
+	// KeepPrivate keeps records whose host is a lab-private address
+	// (RFC 1918, loopback, link-local, CGNAT, IPv6 unique-local): by
+	// default they are skipped and counted (SkippedPrivate), so a lab scan
+	// does not put 10.0.0.5 in the internet index. A name that resolves to
+	// a private address is kept either way (has_private_ip).
+	KeepPrivate bool
+}
+
+// SkipPrivate is the skip reason of a record whose host is a private
+// address.
+const SkipPrivate = "private address"
+
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598).
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// privateHost reports whether the host of a record is an address of a lab
+// or a private network, not of the internet.
+func privateHost(name string) bool {
+	a, err := netip.ParseAddr(name)
+	if err != nil {
+		return false // a name, or not an address
+	}
+	a = a.Unmap()
+	return a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsUnspecified() || cgnat.Contains(a)
 }
 
 // LedgerSource describes an ingest of format f to the change ledger. A
@@ -86,13 +110,18 @@ type Summary struct {
 	// first of them as "source:line N (byte B): reason".
 	SkippedBy map[string]int
 	Skips     []string
-	Duration  time.Duration
+	// SkippedPrivate counts the records skipped because their host is a
+	// private address (Ingester.KeepPrivate); they are in Skipped and in
+	// SkippedBy under SkipPrivate too.
+	SkippedPrivate int
+	Duration       time.Duration
 }
 
 // Add adds o's counts to s.
 func (s *Summary) Add(o Summary) {
 	s.Read += o.Read
 	s.Skipped += o.Skipped
+	s.SkippedPrivate += o.SkippedPrivate
 	s.Inserted += o.Inserted
 	s.Updated += o.Updated
 	s.Unchanged += o.Unchanged
@@ -150,6 +179,7 @@ type pipeline struct {
 
 	sum     Summary      // the writer's counts; Read and the rejects at the end
 	emitted atomic.Int64 // observations parsed so far
+	private int          // records skipped for a private host (the parser's)
 	batch   []host.Host  // the batch the parser fills
 
 	batches  chan []host.Host
@@ -265,6 +295,10 @@ func (p *pipeline) parse(ctx context.Context, r io.Reader) (scan.Stats, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if !p.in.KeepPrivate && privateHost(h.Host) {
+			p.private++
+			return nil
+		}
 		p.emitted.Add(1)
 		Enrich(p.in.Enricher, &h)
 		p.batch = append(p.batch, h)
@@ -319,6 +353,14 @@ func (p *pipeline) summary(stats scan.Stats, d time.Duration) Summary {
 	sum.Read, sum.Skipped, sum.SkippedBy = stats.Records, stats.Skipped, stats.SkippedBy
 	for _, sk := range stats.Skips {
 		sum.Skips = append(sum.Skips, p.source+": "+sk.String())
+	}
+	if p.private > 0 {
+		sum.Skipped += p.private
+		sum.SkippedPrivate = p.private
+		if sum.SkippedBy == nil {
+			sum.SkippedBy = map[string]int{}
+		}
+		sum.SkippedBy[SkipPrivate] += p.private
 	}
 	sum.Rejected += stats.Rejected
 	for _, rj := range stats.Rejects {

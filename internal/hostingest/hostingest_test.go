@@ -258,3 +258,36 @@ func TestIngestProgressEveryBatch(t *testing.T) {
 		}
 	})
 }
+
+// Records whose host is a lab-private address are skipped and counted as
+// such unless KeepPrivate is set; a public name resolving to a private
+// address is kept (it says has_private_ip).
+func TestIngestSkipsPrivateHosts(t *testing.T) {
+	storetest.EachOf(t, []store.MigrationSet{hoststore.Migrations()}, hoststore.New, func(t *testing.T, s *hoststore.Store) {
+		input := strings.Join([]string{
+			`{"host":"10.0.0.5","ip_address":"10.0.0.5","network_ports":[22]}`,
+			`{"host":"192.168.1.1","ip_address":"192.168.1.1"}`,
+			`{"host":"127.0.0.1","ip_address":"127.0.0.1","network_ports":[80]}`,
+			`{"host":"100.64.3.4"}`,
+			`{"host":"fd00::1"}`,
+			`{"host":"81.2.69.142","ip_address":"81.2.69.142","network_ports":[443]}`,
+			`{"host":"intranet.example.com","ip_address":"10.1.2.3"}`,
+		}, "\n")
+		in, _ := newIngester(t, s)
+		sum, err := in.Ingest(t.Context(), scan.Native, "lab.ndjson", strings.NewReader(input), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Read != 7 || sum.Inserted != 2 || sum.Skipped != 5 || sum.SkippedPrivate != 5 {
+			t.Fatalf("default: %+v", sum)
+		}
+		in.KeepPrivate = true
+		sum, err = in.Ingest(t.Context(), scan.Native, "lab.ndjson", strings.NewReader(input), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Inserted != 5 || sum.Unchanged != 2 || sum.SkippedPrivate != 0 {
+			t.Fatalf("--keep-private: %+v", sum)
+		}
+	})
+}
