@@ -37,7 +37,7 @@ func TestFirstHourEndToEnd(t *testing.T) {
 			tmp := t.TempDir()
 			env := map[string]string{
 				"XDG_DATA_HOME": filepath.Join(tmp, "data"), "HOME": filepath.Join(tmp, "home"),
-				"PERISCOPE_VULN_KEV_URL": feed.URL + "/known_exploited_vulnerabilities.json",
+				"PERISCOPE_VULN_KEV_URL":  feed.URL + "/known_exploited_vulnerabilities.json",
 				"PERISCOPE_VULN_EPSS_URL": "off", "PERISCOPE_VULN_EXPLOITDB_URL": "off",
 				"PERISCOPE_VULN_OSV_URL": "off", "PERISCOPE_VULN_NVD_URL": "off",
 			}

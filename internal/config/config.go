@@ -24,7 +24,7 @@ type Config struct {
 	GeoIPCity    string
 	GeoIPASN     string
 	CloudRanges  string
-	KeepPrivate  bool // ingest: keep records whose host is a lab-private address
+	KeepPrivate  bool          // ingest: keep records whose host is a lab-private address
 	SyncInterval time.Duration // 0 = no scheduled sync
 	NVDAPIKey    string
 	VulnSync     VulnSync // upstream feeds of the scheduled vulnerability sync
