@@ -46,7 +46,7 @@ func cliDoc(t *testing.T) string {
 		fmt.Fprintf(&b, "### %s\n\n```\n%s\n```\n\n", title, body)
 	}
 	for _, c := range [][]string{
-		{"serve"}, {"migrate"}, {"account"}, {"key"}, {"org"},
+		{"init"}, {"serve"}, {"migrate"}, {"account", "create"}, {"key", "create"}, {"org", "assets"},
 	} {
 		section("periscope "+strings.Join(c, " "), cliHelp(t, c...))
 	}
@@ -59,7 +59,10 @@ func cliDoc(t *testing.T) string {
 	var order []string
 	groups := map[string][]string{}
 	for _, k := range kinds {
-		h := strings.ReplaceAll(cliHelp(t, "ingest", k), "ingest "+k, "ingest KIND")
+		// Kinds are grouped by their flags (each kind's help also says
+		// what it reads: `periscope ingest --help` lists that).
+		_, flags, _ := strings.Cut(cliHelp(t, "ingest", k), "\nFlags:\n")
+		h := "usage: periscope ingest KIND FILE|DIR|URL... [flags]\n\nFlags:\n" + flags
 		if _, ok := groups[h]; !ok {
 			order = append(order, h)
 		}

@@ -125,6 +125,11 @@ func printInit(e env, dsn, engine string, a periscope.Account, k periscope.APIKe
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "Periscope is set up.\n\n")
+	if engine == "sqlite" {
+		engine = "SQLite"
+	} else {
+		engine = "PostgreSQL"
+	}
 	fmt.Fprintf(w, "  database          %s (%s)\n", cli.DescribeDSN(dsn), engine)
 	fmt.Fprintf(w, "  dark-web key      %s (mode 0600: back it up, breach data cannot be read without it)\n", abs(dwPath))
 	fmt.Fprintf(w, "  webhook key       %s (mode 0600: back it up, every instance needs the same one)\n", abs(secPath))

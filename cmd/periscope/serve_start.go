@@ -13,8 +13,8 @@ import (
 
 const serveUsage = `usage: periscope serve [--demo] [--addr 127.0.0.1:8080] [--database ./periscope.db] [flags]
 
-Runs the API (FullHunt's routes under /api/v1), the web console and the
-background workers until interrupted. --demo creates three demo accounts,
+Runs the API (FullHunt's routes under /api/v1) and the background workers
+until interrupted. --demo creates three demo accounts,
 prints their keys and loads the bundled demo data. On a new database
 without --demo it prints the next steps ("periscope init" sets one up).
 Every flag has a PERISCOPE_* environment variable; docs/operations.md
