@@ -17,8 +17,10 @@ func TestDemoDomainsHaveWhois(t *testing.T) {
 			keys := demoKeys(t, s.stdout.String())
 			type whoisAnswer struct {
 				WhoisData *struct {
-					Domain    string `json:"domain"`
-					Registrar any    `json:"registrar"`
+					Domain string `json:"domain"`
+					Whois  *struct {
+						Registrar string `json:"registrar"`
+					} `json:"whois"`
 				} `json:"whois_data"`
 				Response *struct {
 					WhoisData *struct {
@@ -30,7 +32,7 @@ func TestDemoDomainsHaveWhois(t *testing.T) {
 				for _, path := range []string{"/api/v1/domain/" + d + "/details", "/api/v1/domain/" + d + "/subdomains"} {
 					code, body := s.do(t, "GET", path, keys["enterprise"], "")
 					var a whoisAnswer
-					if err := json.Unmarshal(body, &a); err != nil || code != 200 || a.WhoisData == nil || a.WhoisData.Domain != d || a.WhoisData.Registrar == nil {
+					if err := json.Unmarshal(body, &a); err != nil || code != 200 || a.WhoisData == nil || a.WhoisData.Domain != d || a.WhoisData.Whois == nil || a.WhoisData.Whois.Registrar != "Example Registrar, Inc." {
 						t.Errorf("%s: %d %.400s", path, code, body)
 					}
 				}
