@@ -17,7 +17,7 @@ func commandLines() [][]string {
 		{"init"}, {"serve"}, {"migrate"},
 		{"account"}, {"account", "create"}, {"account", "list"}, {"account", "show"}, {"account", "update"},
 		{"key"}, {"key", "create"}, {"key", "list"}, {"key", "revoke"},
-		{"org"}, {"org", "verify-domain"}, {"org", "authorize-range"}, {"org", "assets"},
+		{"org"}, {"org", "authorize-domain"}, {"org", "verify-domain"}, {"org", "authorize-range"}, {"org", "assets"},
 		{"ingest"},
 		{"export"}, {"export", "hosts"},
 		{"permute"}, {"whois"},
