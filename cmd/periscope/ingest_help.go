@@ -29,6 +29,7 @@ var ingestKinds = []ingestKind{
 	{"ct", "an RFC 6962 Certificate Transparency log, from its stored checkpoint to the tree head", "periscope ingest ct https://ct.example/logs/2026h1/"},
 	{"certstream", "certstream JSON messages, one a line (- for standard input)", "periscope ingest certstream certstream.ndjson"},
 	{"zone", "an RFC 1035 zone file, plain or gzip", "periscope ingest zone com.zone.gz"},
+	{"tor-exits", "the Tor Project's exit lists (exit-addresses or the bulk exit list), for /nexus/tor/check-ip", "periscope ingest tor-exits exit-addresses"},
 	{"whois", "recorded raw WHOIS answers (.txt) and RDAP JSON (.json), files or directories", "periscope ingest whois ./whois/"},
 	{"combolist", "email:password or user:password lines (--breach NAME required)", "periscope ingest combolist combo.txt --breach ExampleCombo"},
 	{"breach-csv", "a breach dump as CSV, columns found by name or --map col=field", "periscope ingest breach-csv dump.csv --breach SampleShop"},
