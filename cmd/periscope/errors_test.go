@@ -16,7 +16,7 @@ func TestReadCommandsRefuseToCreateADatabase(t *testing.T) {
 	db := filepath.Join(dir, "nowhere.db")
 	for _, args := range [][]string{
 		{"account", "list"}, {"account", "show", "Acme"}, {"key", "list", "--account", "Acme"},
-		{"export", "hosts"}, {"org", "assets", "x"}, {"darkweb", "rotate-key"},
+		{"export", "hosts"}, {"org", "assets", "x"}, {"darkweb", "rotate-key"}, {"search", "port:443"},
 	} {
 		_, _, err := runCLI(t, append(args, "--database", db)...)
 		if err == nil || !strings.Contains(err.Error(), "no database at "+db) || !strings.Contains(err.Error(), "periscope init") {

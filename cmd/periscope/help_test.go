@@ -20,7 +20,7 @@ func commandLines() [][]string {
 		{"org"}, {"org", "authorize-domain"}, {"org", "verify-domain"}, {"org", "authorize-range"}, {"org", "assets"},
 		{"ingest"},
 		{"export"}, {"export", "hosts"},
-		{"permute"}, {"whois"},
+		{"permute"}, {"whois"}, {"search"},
 		{"darkweb"}, {"darkweb", "rotate-key"},
 	}
 	for _, k := range ingestKinds {

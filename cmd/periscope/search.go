@@ -22,7 +22,11 @@ import (
 // exported to a file.
 func cmdSearch(ctx context.Context, e env, args []string) error {
 	var cfg config.Config
-	fs := cli.NewFlags(e.stderr, "search")
+	fs := cli.NewFlags(e.stdout, "search")
+	cli.SetUsage(fs, `usage: periscope search 'QUERY' [--facets country:10,port:5] [--count] [--export FILE]
+
+Runs a host query in Periscope's query language against the database
+(docs/search.md). Reads the database only: it must exist.`)
 	cfg.Register(fs, e.getenv)
 	facets := fs.String("facets", "", "facets to count, as field:N separated by commas (country:10,port:5)")
 	count := fs.Bool("count", false, "print the total and the facets only")
@@ -36,7 +40,7 @@ func cmdSearch(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("search: usage: periscope search 'QUERY' [--facets country:10,port:5] [--count] [--export FILE]")
+		return cli.Usagef("search", "give one query, quoted")
 	}
 	if *limit < 1 || *limit > 1000 || *page < 1 {
 		return fmt.Errorf("search: --limit must be from 1 to 1000 and --page at least 1")
@@ -54,7 +58,7 @@ func cmdSearch(ctx context.Context, e env, args []string) error {
 			return fmt.Errorf("search: --format: %s", periscope.ErrorMessage(err))
 		}
 	}
-	st, err := cli.OpenStore(ctx, cfg.Database)
+	st, err := cli.Open(ctx, cfg.Database, cli.Opening{MustExist: true, Log: e.stderr, LogLevel: cfg.LogLevel})
 	if err != nil {
 		return err
 	}
