@@ -199,7 +199,7 @@ func newAPIServer(svc *services) (*api.Server, error) {
 	acfg.RateLimit, acfg.AuthFailLimit, acfg.Version = cfg.RateLimit, cfg.AuthFailLimit, version
 	acfg.TrustedProxies = cfg.TrustedProxies
 	acfg.AssetChangeLimit = cfg.Instances.AssetChangeLimit
-	acfg.AlertBaseline = alertsCfg.Baseline
+	acfg.AlertBaseline = svc.alerts.Baseline
 	if !cfg.Outbound.AllowPrivateTargets {
 		acfg.WebhookPorts = WebhookPorts
 	}
