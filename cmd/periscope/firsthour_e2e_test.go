@@ -108,7 +108,7 @@ func TestFirstHourEndToEnd(t *testing.T) {
 				}
 				return out
 			}
-			if out := scan("443"); !strings.Contains(out, "skipped 1 private address") {
+			if out := scan("443"); !strings.Contains(out, "skipped 1: 1 private address") {
 				t.Fatalf("ingest printed:\n%s", out)
 			}
 

@@ -279,7 +279,7 @@ func TestIngestSkipsPrivateHosts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sum.Read != 7 || sum.Inserted != 2 || sum.Skipped != 5 || sum.SkippedPrivate != 5 {
+		if sum.Read != 7 || sum.Inserted != 2 || sum.Skipped != 5 || sum.SkippedPrivate != 5 || sum.SkippedBy[hostingest.SkipPrivate] != 5 {
 			t.Fatalf("default: %+v", sum)
 		}
 		in.KeepPrivate = true
