@@ -117,7 +117,7 @@ func TestOperationsFlags(t *testing.T) {
 	}
 	// A flag and its help line; a deprecated alias needs no row.
 	flags, deprecated := map[string]bool{}, map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^  -([a-z0-9-]+).*\n(.*)$`).FindAllStringSubmatch(cliHelp(t, "serve"), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^  --?([a-z0-9-]+).*\n(.*)$`).FindAllStringSubmatch(cliHelp(t, "serve"), -1) {
 		flags[m[1]] = true
 		deprecated[m[1]] = strings.Contains(strings.ToLower(m[2]), "deprecated")
 	}
