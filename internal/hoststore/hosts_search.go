@@ -435,35 +435,15 @@ func (s *Store) inIDs(col string, ids []int64) (string, any) { return s.d.inIDs(
 
 // hostsByID returns the hosts of ids, in that order.
 func (s *Store) hostsByID(ctx context.Context, ids []int64) ([]host.Host, error) {
-	in, arg := s.inIDs("id", ids)
-	rows, err := s.query(ctx, "SELECT id, doc FROM hosts WHERE "+in, arg)
+	docs, err := s.docsByID(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("search hosts: %w", err)
 	}
-	defer rows.Close()
-	docs := make(map[int64][]byte, len(ids))
-	for rows.Next() {
-		var id int64
-		var doc []byte
-		if err := rows.Scan(&id, &doc); err != nil {
-			return nil, fmt.Errorf("search hosts: %w", err)
-		}
-		docs[id] = doc
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search hosts: %w", err)
-	}
-	out := make([]host.Host, 0, len(ids))
-	for _, id := range ids {
-		doc, ok := docs[id]
-		if !ok {
-			return nil, fmt.Errorf("search hosts: host %d is indexed but not stored", id)
-		}
-		var h host.Host
-		if err := decodeHostDoc(doc, &h); err != nil {
+	out := make([]host.Host, len(docs))
+	for i, doc := range docs {
+		if err := decodeHostDoc(doc, &out[i]); err != nil {
 			return nil, fmt.Errorf("decode host: %w", err)
 		}
-		out = append(out, h)
 	}
 	return out, nil
 }
