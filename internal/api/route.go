@@ -279,7 +279,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 		period, charged = c.period, 1
 	case c != nil && c.paid && c.refundable:
 		s.refund(r, acct.ID, p.pool, c.period)
-	case c == nil && p.pool != periscope.PoolNone && ok2xx && !buf.free:
+	case c == nil && p.pool != periscope.PoolNone && ok2xx:
 		if period, err = s.accounts.Reserve(r.Context(), acct.ID, p.pool, 1); err != nil {
 			return err
 		}
@@ -339,9 +339,6 @@ type bufferedResponse struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
-	// free is set by a handler whose success costs nothing this time (a
-	// deduplicated on-demand scan, waiveCharge): no credit is taken.
-	free bool
 	// withCredits, when set, builds the body from the balance after the
 	// charge (writeWithCredits).
 	withCredits func(balance int64) any

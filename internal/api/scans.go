@@ -53,14 +53,6 @@ func (s *Server) addVerification(ctx context.Context, o *orgDetailJSON) error {
 
 var errMonitorOff = periscope.Errorf(periscope.EUnavailable, "Active monitoring is not enabled on this server.")
 
-// waiveCharge spares a successful request its credit: the handler served
-// it from work already paid for.
-func waiveCharge(w http.ResponseWriter) {
-	if b, ok := w.(*bufferedResponse); ok {
-		b.free = true
-	}
-}
-
 // handleVerifyDomain answers POST /enterprise/organizations/{org_id}/domains/verify:
 // it looks for the TXT record periscope-verification=<token> at the domain.
 func (s *Server) handleVerifyDomain(w http.ResponseWriter, r *http.Request) error {
