@@ -108,6 +108,8 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	// net/http's own answers to requests it cannot parse are JSON too.
+	ln = api.JSONErrorListener(ln)
 	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), cli.RedactDSN(cfg.Database), st.Engine())
 	fmt.Fprintf(e.stdout, "web console on http://%s/ (sign in with an API key)\n", ln.Addr())
 	printSyncSchedule(e.stdout, cfg, svc.syncGiven)
