@@ -76,6 +76,27 @@ func pageKey(kind string, ks []any, q ListQuery, from, to int64, email string, o
 	return fmt.Sprintf("%s|%v|%d|%d|%s|%d|%d", kind, ks, from, to, email, q.Limit, offset)
 }
 
+// window is a listing's WHERE clause over the rows of keys ks dated from
+// from to to, and its arguments; filter (with its arguments) is ANDed to
+// it. From a kept position at (nil: none) the rows start after it, and the
+// upper date bound gives way to the position: at lies in the window, so
+// every row before it is under the bound, and with both bounds SQLite
+// bounds its backward scan of the primary key by the date alone and tests
+// the position row by row (on a page deep in a domain ingested on one day,
+// every row of the pages before it).
+func window(ks []any, from, to int64, at *pageAt, filter string, fargs ...any) (string, []any) {
+	w := ` i.k IN (` + marks(len(ks)) + `) AND i.d >= ?`
+	args := append(append(make([]any, 0, len(ks)+3+len(fargs)), ks...), from)
+	if at == nil {
+		w += ` AND i.d <= ?`
+		args = append(args, to)
+	} else {
+		w += ` AND (i.d, i.rec) < (?, ?)`
+		args = append(args, at.d, at.rec)
+	}
+	return w + filter, append(args, fargs...)
+}
+
 func (d *Store) pageStart(key string, total int) (pageAt, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -118,16 +139,17 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 		return []Result{}, 0, nil
 	}
 	db := d.s.DB()
-	w := ` i.k IN (` + marks(len(ks)) + `) AND i.d >= ? AND i.d <= ?`
-	args := append(append([]any{}, ks...), from, to)
+	var filter string
+	var fargs []any
 	if q.Email != "" {
 		e, err := d.norm.Normalize(darkweb.Email, q.Email)
 		if err != nil {
 			return nil, 0, fmt.Errorf("email: %w", err)
 		}
-		w += ` AND i.rec IN (SELECT rec FROM darkweb_index WHERE k = ?)`
-		args = append(args, d.key(darkweb.Email, e))
+		filter = ` AND i.rec IN (SELECT rec FROM darkweb_index WHERE k = ?)`
+		fargs = append(fargs, d.key(darkweb.Email, e))
 	}
+	w, args := window(ks, from, to, nil, filter, fargs...)
 	var total int
 	var err error
 	if len(ks) == 1 && q.Email == "" && q.From <= 0 && q.To <= 0 {
@@ -152,8 +174,7 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	pk := pageKey("credentials", ks, q, from, to, q.Email, q.Offset)
 	if at, ok := d.pageStart(pk, total); ok && q.Offset > 0 {
 		// The previous page ended here: seek instead of skipping.
-		w += ` AND (i.d, i.rec) < (?, ?)`
-		args = append(args, at.d, at.rec)
+		w, args = window(ks, from, to, &at, filter, fargs...)
 		offset = 0
 	}
 	page := `SELECT i.rec, i.d FROM darkweb_index i WHERE` + w + group + `
@@ -197,16 +218,17 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	if len(ks) == 0 {
 		return []EmailRow{}, 0, nil
 	}
-	w := ` i.k IN (` + marks(len(ks)) + `) AND i.d >= ? AND i.d <= ?`
-	args := append(append([]any{}, ks...), from, to)
+	var filter string
+	var fargs []any
 	if q.Email != "" {
 		e, err := d.norm.Normalize(darkweb.Email, q.Email)
 		if err != nil {
 			return nil, 0, fmt.Errorf("email: %w", err)
 		}
-		w += ` AND i.x = ?`
-		args = append(args, d.key(darkweb.Email, e))
+		filter = ` AND i.x = ?`
+		fargs = append(fargs, d.key(darkweb.Email, e))
 	}
+	w, args := window(ks, from, to, nil, filter, fargs...)
 	db := d.s.DB()
 	var total int
 	var err error
@@ -235,7 +257,11 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	var lastD, lastRec int64
 	for {
 		var err error
-		out, xs, lastD, lastRec, err = d.emailsPage(ctx, w, args, q, at, seek)
+		w, args := w, args
+		if seek {
+			w, args = window(ks, from, to, &at, filter, fargs...)
+		}
+		out, xs, lastD, lastRec, err = d.emailsPage(ctx, w, args, q, seek)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -414,14 +440,13 @@ func (d *Store) Rotate(ctx context.Context, old, next *darkweb.Keyring, progress
 	return d.finishPending(ctx)
 }
 
-// emailsPage reads the page's distinct emails from the listing rows: after
-// the emails of the pages before it (offset), or from a kept position
-// (seek). It returns the position of the last row read.
-func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuery, at pageAt, seek bool) (out []EmailRow, xs []int64, lastD, lastRec int64, err error) {
+// emailsPage reads the page's distinct emails from the listing rows w
+// selects: after the emails of the pages before it (offset), or, when w
+// starts at a kept position, from there (seek). It returns the position of
+// the last row read.
+func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuery, seek bool) (out []EmailRow, xs []int64, lastD, lastRec int64, err error) {
 	offset := q.Offset
 	if seek {
-		w += ` AND (i.d, i.rec) < (?, ?)`
-		args = append(append([]any{}, args...), at.d, at.rec)
 		offset = 0
 	}
 	// The scan is bounded (a PostgreSQL client would otherwise receive
