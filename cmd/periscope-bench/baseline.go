@@ -145,12 +145,12 @@ func benchBaseline(ctx context.Context, e env, args []string) error {
 			lat[q.kind] = append(lat[q.kind], time.Since(start))
 		}
 	}
-	fmt.Fprintf(e.stdout, "%-30s %8s %10s %10s %10s\n", "query (baseline, SQL)", "queries", "p50", "p95", "p99")
+	fmt.Fprintf(e.stdout, "%-36s %8s %10s %10s %10s\n", "query (baseline, SQL)", "queries", "p50", "p95", "p99")
 	for _, k := range order {
 		l := lat[k]
 		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
 		pct := func(p float64) time.Duration { return l[int(float64(len(l)-1)*p)].Round(10 * time.Microsecond) }
-		fmt.Fprintf(e.stdout, "%-30s %8d %10s %10s %10s\n", k, len(l), pct(.50), pct(.95), pct(.99))
+		fmt.Fprintf(e.stdout, "%-36s %8d %10s %10s %10s\n", k, len(l), pct(.50), pct(.95), pct(.99))
 	}
 	return nil
 }
@@ -201,6 +201,17 @@ func baselineMix(names []string) []baselineQuery {
 	qs = append(qs, baselineQuery{kind: "subdomains " + dom + " (all)",
 		sql:   `SELECT name FROM baseline_hosts WHERE rname = $1 OR rname LIKE $2 ORDER BY rname`,
 		count: `SELECT count(*) FROM baseline_hosts WHERE rname = $1 OR rname LIKE $2`, args: []any{r, r + ".%"}})
+	qs = append(qs, baselineQuery{kind: "subdomains, first 100",
+		sql:   `SELECT name FROM baseline_hosts WHERE rname = $1 OR rname LIKE $2 ORDER BY rname LIMIT 100`,
+		count: `SELECT count(*) FROM baseline_hosts WHERE rname = $1 OR rname LIKE $2`, args: []any{r, r + ".%"}})
+	// Domain details: most recently seen first, as ours answers.
+	qs = append(qs, baselineQuery{kind: "domain details, page 1000 of 100",
+		sql: `SELECT doc FROM baseline_hosts WHERE rname = $1 OR rname LIKE $2
+  ORDER BY (doc->>'last_seen')::bigint DESC, name LIMIT 100 OFFSET 99900`,
+		count: `SELECT count(*) FROM baseline_hosts WHERE rname = $1 OR rname LIKE $2`, args: []any{r, r + ".%"}})
+	qs = append(qs, baselineQuery{kind: "oem attack-surface /16, first 100",
+		sql:   `SELECT doc FROM baseline_hosts WHERE ip << $1::inet ORDER BY ip LIMIT 100`,
+		count: `SELECT count(*) FROM baseline_hosts WHERE ip << $1::inet`, args: []any{bigRange}})
 	for _, n := range names {
 		qs = append(qs, baselineQuery{kind: "host", sql: `SELECT doc FROM baseline_hosts WHERE name = $1`, args: []any{n}})
 	}

@@ -85,6 +85,7 @@ type searchQuery struct {
 	method string
 	path   string
 	body   string
+	paged  bool // sent with the key whose max_results_per_request is 100 (a first page)
 }
 
 // searchMix is the fixed query mix over a generated internet: global
@@ -97,7 +98,7 @@ func searchMix(names []string) []searchQuery {
 		`{"organization":"Hetzner Online GmbH"}`, `{"asn":16509}`, `{"cloud_provider":"aws"}`,
 		`{"cdn":"cloudflare"}`, `{"tags":"login-page"}`,
 	} {
-		qs = append(qs, searchQuery{"search, 1 filter", "POST", "/api/v1/global/search", b})
+		qs = append(qs, searchQuery{"search, 1 filter", "POST", "/api/v1/global/search", b, false})
 	}
 	for _, b := range []string{
 		`{"country":"US","port":443,"product":"nginx"}`,
@@ -105,15 +106,23 @@ func searchMix(names []string) []searchQuery {
 		`{"asn":24940,"product":"OpenSSH","tags":"self-signed"}`,
 		`{"country":"DE","technology":"WordPress","port":80}`,
 	} {
-		qs = append(qs, searchQuery{"search, 3 filters", "POST", "/api/v1/global/search", b})
+		qs = append(qs, searchQuery{"search, 3 filters", "POST", "/api/v1/global/search", b, false})
 	}
-	qs = append(qs, searchQuery{"subdomains " + hostgen.Domains[0].Name, "GET", "/api/v1/domain/" + hostgen.Domains[0].Name + "/subdomains", ""})
+	dom := hostgen.Domains[0].Name
+	qs = append(qs, searchQuery{kind: "subdomains " + dom, method: "GET", path: "/api/v1/domain/" + dom + "/subdomains"},
+		searchQuery{kind: "subdomains, first 100", method: "GET", path: "/api/v1/domain/" + dom + "/subdomains", paged: true},
+		searchQuery{kind: "domain details, page 1000 of 100", method: "GET", path: "/api/v1/domain/" + dom + "/details?page=1000&limit=100"},
+		searchQuery{kind: "oem attack-surface /16, first 100", method: "POST", path: "/api/v1/oem/attack-surface/search", body: `{"query":"` + bigRange + `"}`, paged: true})
 	for _, n := range names {
-		qs = append(qs, searchQuery{"host", "GET", "/api/v1/host/" + n, ""})
+		qs = append(qs, searchQuery{"host", "GET", "/api/v1/host/" + n, "", false})
 	}
 	qs = append(qs, intelMix(names)...)
 	return append(qs, hostQueryMix()...)
 }
+
+// bigRange is the /16 of the generated internet with the most hosts
+// (DigitalOcean's, about 5% of them).
+const bigRange = "159.65.0.0/16"
 
 // hostQueryMix is the query-language part of the mix (docs/search.md):
 // free counts with three facets over one-term queries matching about 20%
@@ -123,13 +132,13 @@ func hostQueryMix() []searchQuery {
 	const facets = "&facets=country:10,port:10,product:10"
 	var qs []searchQuery
 	for _, q := range []string{"port:22", "cloud_provider:aws", "product:openssh"} { // 24%, 21%, 15% of 1M
-		qs = append(qs, searchQuery{"hosts/count, 1 term, 3 facets", "GET", "/api/v1/hosts/count?query=" + url.QueryEscape(q) + facets, ""})
+		qs = append(qs, searchQuery{"hosts/count, 1 term, 3 facets", "GET", "/api/v1/hosts/count?query=" + url.QueryEscape(q) + facets, "", false})
 	}
 	for _, q := range []string{"country:US port:443 product:nginx", "cloud_provider:aws tech:react port:22", "country:DE tech:wordpress -port:80"} {
-		qs = append(qs, searchQuery{"hosts/count, 3 terms, 3 facets", "GET", "/api/v1/hosts/count?query=" + url.QueryEscape(q) + facets, ""})
+		qs = append(qs, searchQuery{"hosts/count, 3 terms, 3 facets", "GET", "/api/v1/hosts/count?query=" + url.QueryEscape(q) + facets, "", false})
 	}
 	for _, q := range []string{"port:22", "country:US port:443 product:nginx", "tech:wordpress OR tech:drupal"} {
-		qs = append(qs, searchQuery{"hosts/search, 50, 3 facets", "GET", "/api/v1/hosts/search?limit=50&query=" + url.QueryEscape(q) + facets, ""})
+		qs = append(qs, searchQuery{"hosts/search, 50, 3 facets", "GET", "/api/v1/hosts/search?limit=50&query=" + url.QueryEscape(q) + facets, "", false})
 	}
 	return qs
 }
@@ -140,16 +149,16 @@ func hostQueryMix() []searchQuery {
 // names; the others are one-term lookups of other route types.
 func intelMix(names []string) []searchQuery {
 	qs := []searchQuery{
-		{"intel product (≈1% of hosts)", "GET", "/api/v1/intel/product?product=Redis%20key-value%20store", ""},
-		{"intel product (≈1% of hosts)", "GET", "/api/v1/intel/product?product=Elasticsearch%20REST%20API", ""},
-		{"intel tag", "GET", "/api/v1/intel/tag?tag=directory-listing", ""},
-		{"intel web-tech", "GET", "/api/v1/intel/web-tech?tech=Jenkins", ""},
-		{"intel asn-to-hosts", "GET", "/api/v1/intel/asn-to-hosts?asn=24940", ""},
-		{"intel asn-to-virtual-hosts", "GET", "/api/v1/intel/asn-to-virtual-hosts?asn=24940", ""},
-		{"intel domain", "GET", "/api/v1/intel/domain?domain=" + hostgen.Domains[0].Name, ""},
+		{"intel product (≈1% of hosts)", "GET", "/api/v1/intel/product?product=Redis%20key-value%20store", "", false},
+		{"intel product (≈1% of hosts)", "GET", "/api/v1/intel/product?product=Elasticsearch%20REST%20API", "", false},
+		{"intel tag", "GET", "/api/v1/intel/tag?tag=directory-listing", "", false},
+		{"intel web-tech", "GET", "/api/v1/intel/web-tech?tech=Jenkins", "", false},
+		{"intel asn-to-hosts", "GET", "/api/v1/intel/asn-to-hosts?asn=24940", "", false},
+		{"intel asn-to-virtual-hosts", "GET", "/api/v1/intel/asn-to-virtual-hosts?asn=24940", "", false},
+		{"intel domain", "GET", "/api/v1/intel/domain?domain=" + hostgen.Domains[0].Name, "", false},
 	}
 	for _, n := range names[:min(10, len(names))] {
-		qs = append(qs, searchQuery{"intel host", "GET", "/api/v1/intel/host?host=" + n, ""})
+		qs = append(qs, searchQuery{"intel host", "GET", "/api/v1/intel/host?host=" + n, "", false})
 	}
 	return qs
 }
@@ -162,7 +171,8 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 	fs := cli.NewFlags(e.stderr, "bench search")
 	cfg.Register(fs, e.getenv)
 	url := fs.String("url", "", "base URL of a running server (e.g. http://127.0.0.1:8080); default: serve the database in this process")
-	key := fs.String("key", "", "API key for --url (needs credits for every request and max results ≥ 100,000 to list all subdomains)")
+	key := fs.String("key", "", "API key for --url (an OEM account with credits for every request and max results ≥ 100,000 to list all subdomains)")
+	pageKey := fs.String("page-key", "", "API key for --url whose max_results_per_request is 100, for the first-page queries (default --key)")
 	count := fs.Int("count", 1000000, "--count given to gen-hosts (to know the generated names)")
 	seed := fs.Uint64("seed", 1, "--seed given to gen-hosts")
 	rounds := fs.Int("rounds", 20, "times each query of the mix is sent")
@@ -190,11 +200,15 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		defer st.Close()
-		k, err := benchKey(ctx, st, periscope.Account{CreditsPerMonth: 1 << 30, MaxResultsPerRequest: 100000})
+		k, err := benchKey(ctx, st, periscope.Account{CreditsPerMonth: 1 << 30, OEM: true, OEMCreditsPerMonth: 1 << 30, MaxResultsPerRequest: 100000})
 		if err != nil {
 			return err
 		}
-		*key = k
+		pk, err := benchKey(ctx, st, periscope.Account{CreditsPerMonth: 1 << 30, OEM: true, OEMCreditsPerMonth: 1 << 30, MaxResultsPerRequest: 100})
+		if err != nil {
+			return err
+		}
+		*key, *pageKey = k, pk
 		acfg := api.DefaultConfig()
 		acfg.RateLimit = 0
 		srv := &http.Server{Handler: api.NewServer(acfg, wire.APIDeps(st, slog.New(slog.DiscardHandler)))}
@@ -208,6 +222,9 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stdout, "database %s (%s), API served in this process\n", cli.RedactDSN(cfg.Database), st.Engine())
 	} else if *key == "" {
 		return fmt.Errorf("bench search: --url needs --key")
+	}
+	if *pageKey == "" {
+		*pageKey = *key
 	}
 	mix := slices.DeleteFunc(searchMix(names), func(q searchQuery) bool { return !strings.HasPrefix(q.kind, *only) })
 	if len(mix) == 0 {
@@ -231,7 +248,11 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 				if failed {
 					continue
 				}
-				d, err := timeRequest(ctx, client, base, *key, q)
+				k := *key
+				if q.paged {
+					k = *pageKey
+				}
+				d, err := timeRequest(ctx, client, base, k, q)
 				if err != nil {
 					errc <- err
 					failed = true
@@ -267,13 +288,13 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("bench search: %w", err)
 	default:
 	}
-	fmt.Fprintf(e.stdout, "%-28s %8s %10s %10s %10s\n", "query", "requests", "p50", "p95", "p99")
+	fmt.Fprintf(e.stdout, "%-36s %8s %10s %10s %10s\n", "query", "requests", "p50", "p95", "p99")
 	sort.Strings(order)
 	for _, k := range order {
 		l := lat[k]
 		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
 		pct := func(p float64) time.Duration { return l[int(float64(len(l)-1)*p)].Round(10 * time.Microsecond) }
-		fmt.Fprintf(e.stdout, "%-28s %8d %10s %10s %10s\n", k, len(l), pct(.50), pct(.95), pct(.99))
+		fmt.Fprintf(e.stdout, "%-36s %8d %10s %10s %10s\n", k, len(l), pct(.50), pct(.95), pct(.99))
 	}
 	return nil
 }
