@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/periscope-oss/periscope/internal/keyfile"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
 )
 
@@ -100,13 +101,11 @@ func TestVulnerabilityAndCredentialAlertsEndToEnd(t *testing.T) {
 			}
 
 			// Dark-web credentials under the organization's domain.
-			key := filepath.Join(filepath.Dir(dsn), "periscope-darkweb.key")
-			if engine != "sqlite" {
-				dir, err := os.UserConfigDir()
-				if err != nil {
-					t.Skip("no configuration directory for the demo dark-web key")
-				}
-				key = filepath.Join(dir, "periscope", "darkweb-demo.key")
+			// The key file serve --demo made, at the default place of the
+			// environment serve was given (none).
+			key, err := keyfile.Default(dsn, keyfile.Darkweb, func(string) string { return "" })
+			if err != nil {
+				t.Fatal(err)
 			}
 			rc := &hookReceiver{t: t}
 			hook := httptest.NewServer(rc)

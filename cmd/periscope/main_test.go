@@ -79,9 +79,9 @@ func startServerEnv(t *testing.T, getenv func(string) string, dsn string, extra 
 	case err := <-done:
 		cancel()
 		t.Fatalf("serve exited: %v\nstderr: %s", err, stderr.String())
-	case <-time.After(60 * time.Second):
+	case <-time.After(3 * time.Minute): // the demo's load takes a while on a busy machine
 		cancel()
-		t.Fatal("serve did not start")
+		t.Fatalf("serve did not start\nstderr: %s", stderr.String())
 	}
 	var once sync.Once
 	var stopErr error
