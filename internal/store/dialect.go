@@ -148,6 +148,15 @@ func createPrivate(path string, files []string) error {
 	for _, name := range files {
 		paths = append(paths, FilePath(path, name))
 	}
+	// A new database beside an attached file of an earlier one would take
+	// that file's tables as its own half-migrated ones: refuse, and say so.
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		for _, p := range paths[1:] {
+			if _, err := os.Stat(p); err == nil {
+				return fmt.Errorf("%s does not exist but %s, a file of an earlier database at that path, does: move it away (or delete it) to start a new database there", path, p)
+			}
+		}
+	}
 	for _, p := range paths {
 		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {

@@ -186,3 +186,38 @@ func TestDatabaseFilesArePrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDatabaseBesideLeftoverFile: an attached file left by an earlier
+// database at the same path makes opening a new database there an error
+// that names the file (not a half-applied migration), and changes nothing.
+func TestNewDatabaseBesideLeftoverFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "periscope.db")
+	set := MigrationSet{Name: "leftover", File: "leftover"}
+	s, err := Open(context.Background(), path, Files(set))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().Exec(`CREATE TABLE leftover.u (x INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		os.Remove(p)
+	}
+	_, err = Open(context.Background(), path, Files(set))
+	if err == nil || !strings.Contains(err.Error(), FilePath(path, "leftover")) || !strings.Contains(err.Error(), "move it away") {
+		t.Fatalf("open beside a leftover file: %v", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("%s was created", path)
+	}
+	// The file moved away, the new database opens.
+	if err := os.Rename(FilePath(path, "leftover"), path+".old"); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(context.Background(), path, Files(set))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
