@@ -150,6 +150,14 @@ func (d *Store) indexStaged(ctx context.Context, tx *sql.Tx) error {
 		AND NOT EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email) GROUP BY %s`, v, lfrom, in(lo18), v)+countsUpsert); err != nil {
 		return err
 	}
+	// Before the index rows too: an email is repeated under a domain when
+	// it is stored already, or staged twice under it.
+	if _, err := buildExec(ctx, tx, "repeats", fmt.Sprintf(`INSERT INTO darkweb_repeats (k, x)
+		SELECT %s, s.email FROM %s WHERE %s AND s.email IS NOT NULL GROUP BY %s, s.email
+		HAVING COUNT(*) > 1 OR EXISTS (SELECT 1 FROM darkweb_index i WHERE i.k = s.email)
+		ON CONFLICT (k, x) DO NOTHING`, v, lfrom, in(lo18), v)); err != nil {
+		return err
+	}
 	_, err := buildExec(ctx, tx, "index rows", d.s.Dialect().InsertIgnoring(fmt.Sprintf(`darkweb_index (k, d, rec, x)
 		SELECT %s, s.d, s.seq, CASE WHEN %s THEN s.email END FROM %s ORDER BY 1, 2, 3`, v, in(lo18), from), "k, d, rec"))
 	return err
@@ -175,7 +183,7 @@ func (d *Store) indexStagedSorted(ctx context.Context, b *buildTx, mem *memIndex
 	if !readStage && b.conn != nil {
 		stepRows = cmp.Or(d.stepRows, buildStepRows)
 	}
-	counts, err := d.insertSorted(ctx, b, cmp.Or(d.runRows, buildRunRows), known, mem, skip, readStage, stepRows)
+	tally, err := d.insertSorted(ctx, b, cmp.Or(d.runRows, buildRunRows), known, mem, skip, readStage, stepRows)
 	if err != nil {
 		return false, err
 	}
@@ -191,7 +199,10 @@ func (d *Store) indexStagedSorted(ctx context.Context, b *buildTx, mem *memIndex
 			return true, nil
 		}
 	}
-	if err := addCounts(ctx, b.tx, counts); err != nil {
+	if err := addCounts(ctx, b.tx, tally.counts); err != nil {
+		return false, err
+	}
+	if err := addRepeats(ctx, b.tx, tally.repeats); err != nil {
 		return false, err
 	}
 	if stepRows == 0 {
@@ -220,6 +231,25 @@ func addCounts(ctx context.Context, tx *sql.Tx, counts []listCount) error {
 	for _, c := range counts {
 		if _, err := st.ExecContext(ctx, c.k, c.n); err != nil {
 			return fmt.Errorf("index build (counts): %w", err)
+		}
+	}
+	return nil
+}
+
+// addRepeats adds the repeats the build met (with the listing totals, in
+// the build's last step: a listing reads them only when nothing is staged).
+func addRepeats(ctx context.Context, tx *sql.Tx, repeats []repeat) error {
+	if len(repeats) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO darkweb_repeats (k, x) VALUES (?, ?) ON CONFLICT (k, x) DO NOTHING`)
+	if err != nil {
+		return fmt.Errorf("index build (repeats): %w", err)
+	}
+	defer st.Close()
+	for _, r := range repeats {
+		if _, err := st.ExecContext(ctx, r.k, r.x); err != nil {
+			return fmt.Errorf("index build (repeats): %w", err)
 		}
 	}
 	return nil
@@ -552,7 +582,7 @@ const buildRunRows = 4 << 20
 // in seq order in runs of runRows rows, each sorted (and spilled) in the
 // background while the next is read. The runs are merged as the rows are
 // inserted; rows of records in skip (duplicates) are left out.
-func (d *Store) insertSorted(ctx context.Context, b *buildTx, runRows int, known map[int64]bool, mem *memIndex, skip *seqSet, readStage bool, stepRows int) ([]listCount, error) {
+func (d *Store) insertSorted(ctx context.Context, b *buildTx, runRows int, known map[int64]bool, mem *memIndex, skip *seqSet, readStage bool, stepRows int) (*listTally, error) {
 	tx := b.tx
 	var runs []*run
 	defer func() {
@@ -656,14 +686,21 @@ func (d *Store) insertSorted(ctx context.Context, b *buildTx, runRows int, known
 // listCount is a listing total to add to darkweb_counts.
 type listCount struct{ k, n int64 }
 
+// repeat is a row of darkweb_repeats: an email (its search key x) with more
+// than one record under the email domain of listing key k.
+type repeat struct{ k, x int64 }
+
 // listTally counts the listing totals from index rows in key order:
 // credentials (code 17 rows) per email domain, and per email domain (code
-// 18 rows) the distinct emails (x) not known to be stored already.
+// 18 rows) the distinct emails (x) not known to be stored already; and it
+// collects the repeats (see darkweb_repeats): the emails of a domain known
+// to be stored already, or met twice under it.
 type listTally struct {
-	known  map[int64]bool
-	counts []listCount
-	k, n   int64
-	seen   map[int64]struct{}
+	known   map[int64]bool
+	counts  []listCount
+	repeats []repeat
+	k, n    int64
+	seen    map[int64]bool // the domain's emails met, true once repeated
 }
 
 func (t *listTally) add(r indexRow) {
@@ -680,15 +717,23 @@ func (t *listTally) add(r indexRow) {
 		t.n++
 		return
 	}
-	if r.x == 0 || t.known[r.x] {
+	if r.x == 0 {
 		return
 	}
 	if t.seen == nil {
-		t.seen = map[int64]struct{}{}
+		t.seen = map[int64]bool{}
 	}
-	if _, ok := t.seen[r.x]; !ok {
-		t.seen[r.x] = struct{}{}
+	repeated, met := t.seen[r.x]
+	switch {
+	case !met && t.known[r.x]:
+		t.seen[r.x] = true
+		t.repeats = append(t.repeats, repeat{r.k, r.x})
+	case !met:
+		t.seen[r.x] = false
 		t.n++
+	case !repeated:
+		t.seen[r.x] = true
+		t.repeats = append(t.repeats, repeat{r.k, r.x})
 	}
 }
 
@@ -699,7 +744,7 @@ func (t *listTally) flush() {
 	t.n = 0
 }
 
-func (t *listTally) done() []listCount {
+func (t *listTally) done() *listTally {
 	t.flush()
-	return t.counts
+	return t
 }

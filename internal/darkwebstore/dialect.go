@@ -37,6 +37,10 @@ type dialect interface {
 	// arguments for one chunk: one prepared statement serves every chunk.
 	seqsIn(cols string) string
 	seqArgs(chunk []int64) []any
+	// repeatsIn is the query of the emails of a chunk of at most
+	// emailChunkKeys email keys that darkweb_repeats holds under the
+	// listing key k, with its arguments.
+	repeatsIn(k int64, chunk []int64) (string, []any)
 }
 
 func dialectOf(d store.Dialect) dialect {
@@ -71,6 +75,17 @@ func (sqliteDialect) keysIn(cols string, chunk []int64) (string, []any) {
 	}
 	return `SELECT i.k, ` + cols + `
 		FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec WHERE i.k IN (` + marks(len(args)) + `)`, args
+}
+
+// repeatsIn takes always emailChunkKeys emails (the first repeated), so
+// one prepared statement serves every chunk.
+func (sqliteDialect) repeatsIn(k int64, chunk []int64) (string, []any) {
+	args := make([]any, 1+emailChunkKeys)
+	args[0] = k
+	for i := range emailChunkKeys {
+		args[1+i] = chunk[min(i, len(chunk)-1)]
+	}
+	return `SELECT x FROM darkweb_repeats WHERE k = ? AND x IN (` + marks(emailChunkKeys) + `)`, args
 }
 
 // seqArgs pads the chunk to seqChunk parameters with a seq no record has
@@ -133,3 +148,7 @@ func (pgDialect) seqsIn(cols string) string {
 }
 
 func (pgDialect) seqArgs(chunk []int64) []any { return []any{chunk} }
+
+func (pgDialect) repeatsIn(k int64, chunk []int64) (string, []any) {
+	return `SELECT x FROM darkweb_repeats WHERE k = ? AND x = ANY(?::bigint[])`, []any{k, chunk}
+}

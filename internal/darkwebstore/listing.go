@@ -252,7 +252,7 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 	at, seek := d.pageStart(pk, total)
 	seek = seek && q.Offset > 0
 	var out []EmailRow
-	var xs []int64
+	var xs, recs []int64
 	var byEmail map[int64][]row
 	var lastD, lastRec int64
 	for {
@@ -261,11 +261,11 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 		if seek {
 			w, args = window(ks, from, to, &at, filter, fargs...)
 		}
-		out, xs, lastD, lastRec, err = d.emailsPage(ctx, w, args, q, seek)
+		out, xs, recs, lastD, lastRec, err = d.emailsPage(ctx, w, args, q, seek)
 		if err != nil {
 			return nil, 0, err
 		}
-		if byEmail, err = d.emailRecords(ctx, xs); err != nil {
+		if byEmail, err = d.emailRows(ctx, ks, xs, recs); err != nil {
 			return nil, 0, err
 		}
 		if !seek || !repeats(byEmail, at, from, to) {
@@ -420,7 +420,7 @@ func (d *Store) Rotate(ctx context.Context, old, next *darkweb.Keyring, progress
 		return err
 	}
 	defer tx.Rollback()
-	for _, q := range append([]string{`DELETE FROM darkweb_index`, `DELETE FROM darkweb_ids`, `DELETE FROM darkweb_counts`, `DELETE FROM darkweb_stage`,
+	for _, q := range append([]string{`DELETE FROM darkweb_index`, `DELETE FROM darkweb_ids`, `DELETE FROM darkweb_counts`, `DELETE FROM darkweb_repeats`, `DELETE FROM darkweb_stage`,
 		`INSERT INTO darkweb_stage (seq, d) SELECT seq, date_added FROM darkweb_records`}, sqlDropHeads...) {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("activate new key: %w", err)
@@ -443,8 +443,9 @@ func (d *Store) Rotate(ctx context.Context, old, next *darkweb.Keyring, progress
 // emailsPage reads the page's distinct emails from the listing rows w
 // selects: after the emails of the pages before it (offset), or, when w
 // starts at a kept position, from there (seek). It returns the position of
-// the last row read.
-func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuery, seek bool) (out []EmailRow, xs []int64, lastD, lastRec int64, err error) {
+// the last row read, and with each email of the page the record its row
+// names (its newest in the window).
+func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuery, seek bool) (out []EmailRow, xs, recs []int64, lastD, lastRec int64, err error) {
 	offset := q.Offset
 	if seek {
 		offset = 0
@@ -453,11 +454,11 @@ func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuer
 	// every row of the domain) and widened when repeats of emails exhaust
 	// it.
 	for bound := 2*(offset+q.Limit) + 100; ; bound *= 4 {
-		out, xs = out[:0], xs[:0]
+		out, xs, recs = out[:0], xs[:0], recs[:0]
 		rows, err := d.query(ctx, `SELECT i.x, i.d, i.rec FROM darkweb_index i WHERE`+w+`
 			ORDER BY i.d DESC, i.rec DESC LIMIT ?`, append(args, bound)...)
 		if err != nil {
-			return nil, nil, 0, 0, fmt.Errorf("list emails: %w", err)
+			return nil, nil, nil, 0, 0, fmt.Errorf("list emails: %w", err)
 		}
 		distinct := map[int64]bool{}
 		read := 0
@@ -466,7 +467,7 @@ func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuer
 			var x, at, rec int64
 			if err := rows.Scan(&x, &at, &rec); err != nil {
 				rows.Close()
-				return nil, nil, 0, 0, err
+				return nil, nil, nil, 0, 0, err
 			}
 			lastD, lastRec = at, rec
 			if distinct[x] {
@@ -477,16 +478,112 @@ func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuer
 				continue
 			}
 			out = append(out, EmailRow{ID: fmt.Sprintf("%016x", uint64(x)), LastSeen: at})
-			xs = append(xs, x)
+			xs, recs = append(xs, x), append(recs, rec)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, nil, 0, 0, err
+			return nil, nil, nil, 0, 0, err
 		}
 		if len(out) == q.Limit || read < bound {
-			return out, xs, lastD, lastRec, nil // the page is full, or the rows ran out before the bound
+			return out, xs, recs, lastD, lastRec, nil // the page is full, or the rows ran out before the bound
 		}
 	}
+}
+
+// emailRows reads the records of the page's emails xs (ks: the listing's
+// keys; recs: the record each email's listing row names). Only the emails
+// repeated under the listing's domains (see darkweb_repeats) are read by
+// their key, every record they have: any other email has one record,
+// the one its row names, and that record is read by number. The index
+// descent of every email's key was a third of a page's time. When the
+// repeats cannot be trusted (a build in progress), every email is read by
+// its key.
+func (d *Store) emailRows(ctx context.Context, ks []any, xs, recs []int64) (map[int64][]row, error) {
+	many, err := d.repeated(ctx, ks, xs)
+	if err != nil {
+		return nil, fmt.Errorf("list emails: %w", err)
+	}
+	var byKey, one, oneX []int64
+	for i, x := range xs {
+		if many == nil || many[x] {
+			byKey = append(byKey, x)
+		} else {
+			one, oneX = append(one, recs[i]), append(oneX, x)
+		}
+	}
+	byEmail, err := d.emailRecords(ctx, byKey)
+	if err != nil {
+		return nil, err
+	}
+	got, err := d.rowsBySeq(ctx, one)
+	if err != nil {
+		return nil, fmt.Errorf("list emails: %w", err)
+	}
+	email := make(map[int64]int64, len(one))
+	for i, seq := range one {
+		email[seq] = oneX[i]
+	}
+	for _, r := range got {
+		byEmail[email[r.seq]] = []row{r}
+	}
+	return byEmail, nil
+}
+
+// repeated returns which of the emails xs have more than one record under
+// one of the keys ks, or nil when that is not known: records are staged.
+// A build writes the repeats it meets in its last step, with the listing
+// totals, after its index rows, and empties the stage in that step; read
+// after the page's rows, an empty stage means every row the page read has
+// its repeats written.
+func (d *Store) repeated(ctx context.Context, ks []any, xs []int64) (map[int64]bool, error) {
+	var staged bool
+	row, err := d.s.QueryRowPrepared(ctx, `SELECT EXISTS (SELECT 1 FROM darkweb_stage)`)
+	if err == nil {
+		err = row.Scan(&staged)
+	}
+	if err != nil || staged {
+		return nil, err
+	}
+	many := map[int64]bool{}
+	for _, k := range ks {
+		for start := 0; start < len(xs); start += emailChunkKeys {
+			q, args := d.dl.repeatsIn(k.(int64), xs[start:min(start+emailChunkKeys, len(xs))])
+			rows, err := d.query(ctx, q, args...)
+			if err != nil {
+				return nil, err
+			}
+			for rows.Next() {
+				var x int64
+				if err := rows.Scan(&x); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				many[x] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return many, nil
+}
+
+// rowsBySeq reads the records numbered seqs, in chunks of seqChunk, as
+// many at once as there are cores (recordsBySeq without decrypting them),
+// in no set order.
+func (d *Store) rowsBySeq(ctx context.Context, seqs []int64) ([]row, error) {
+	q := d.dl.seqsIn(recordCols)
+	n := (len(seqs) + seqChunk - 1) / seqChunk
+	parts := make([][]row, n)
+	err := inParallel(n, func(i int) error {
+		rows, err := d.query(ctx, q, d.dl.seqArgs(seqs[i*seqChunk:min((i+1)*seqChunk, len(seqs))])...)
+		if err == nil {
+			parts[i], err = scanRows(rows, seqChunk)
+		}
+		return err
+	})
+	return slices.Concat(parts...), err
 }
 
 // emailRecords reads the records of emails (their email search rows), a

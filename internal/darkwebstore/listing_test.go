@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/periscope-oss/periscope/internal/darkweb"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
@@ -108,4 +109,85 @@ func explain(t *testing.T, d *Store, q string, args ...any) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// TestEmailsReadOnlyRepeatsByKey checks the repeats a build keeps
+// (darkweb_repeats): an email under a domain is repeated when a second
+// record of it is met in one build, or in a later build, and not
+// otherwise; no repeats are trusted while records are staged; and the
+// discovered-emails page, which reads only the repeated emails by their
+// key, lists what reading every email by its key lists.
+func TestEmailsReadOnlyRepeatsByKey(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, s, _ := open(t, engine)
+			day := s.Now()
+			s.Now = func() time.Time { return day }
+			clean := func(recs ...darkweb.Record) []darkweb.Record {
+				for i := range recs {
+					if err := d.Normalizer().Clean(&recs[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return recs
+			}
+			rec := func(user, breach string) darkweb.Record {
+				return darkweb.Record{Email: user + ".sentinel@mail.example.com", Password: "Secret-" + user + breach, Breach: breach, BreachDate: "2020-01-0" + breach[len(breach)-1:]}
+			}
+			// One build: ann twice, bob and cat once.
+			if _, err := d.Add(ctx, clean(rec("ann", "Breach1"), rec("ann", "Breach2"), rec("bob", "Breach1"), rec("cat", "Breach1"))); err != nil {
+				t.Fatal(err)
+			}
+			// A later one: bob again, dan new.
+			day = day.AddDate(0, 0, 1)
+			if _, err := d.Add(ctx, clean(rec("bob", "Breach3"), rec("dan", "Breach3"))); err != nil {
+				t.Fatal(err)
+			}
+			key := func(user string) int64 { return d.key(darkweb.Email, user+".sentinel@mail.example.com") }
+			users := []string{"ann", "bob", "cat", "dan"}
+			var xs []int64
+			for _, u := range users {
+				xs = append(xs, key(u))
+			}
+			for _, dom := range []string{"example.com", "mail.example.com"} {
+				ks, _, _, _ := d.scope(ListQuery{Domains: []string{dom}}, codeDomainEmail)
+				many, err := d.repeated(ctx, ks, xs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := map[int64]bool{key("ann"): true, key("bob"): true}
+				if fmt.Sprint(many) != fmt.Sprint(want) {
+					t.Fatalf("%s: repeats %v, want ann and bob %v", dom, many, want)
+				}
+			}
+			got, total, err := d.Emails(ctx, ListQuery{Domains: []string{"example.com"}, Limit: 10})
+			if err != nil || total != 4 {
+				t.Fatalf("emails: %d %v", total, err)
+			}
+			var lines []string
+			for _, e := range got {
+				lines = append(lines, fmt.Sprintf("%s %d-%d %s %v", strings.SplitN(e.Email, ".", 2)[0], e.FirstSeen-got[len(got)-1].FirstSeen, e.LastSeen-got[len(got)-1].FirstSeen, e.BreachDate, e.Breaches))
+			}
+			const day1 = 86400
+			want := []string{
+				fmt.Sprintf("dan %d-%d 2020-01-03 [Breach3]", day1, day1),
+				fmt.Sprintf("bob 0-%d 2020-01-03 [Breach3 Breach1]", day1),
+				"cat 0-0 2020-01-01 [Breach1]",
+				"ann 0-0 2020-01-02 [Breach2 Breach1]",
+			}
+			if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("emails page:\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+			}
+			// A record staged (as by a load not built yet): the repeats
+			// are not trusted.
+			if _, err := s.Exec(ctx, `INSERT INTO darkweb_stage (seq, d) SELECT MAX(seq) + 1, 0 FROM darkweb_records`); err != nil {
+				t.Fatal(err)
+			}
+			ks, _, _, _ := d.scope(ListQuery{Domains: []string{"example.com"}}, codeDomainEmail)
+			if many, err := d.repeated(ctx, ks, xs); err != nil || many != nil {
+				t.Fatalf("repeats with records staged: %v %v", many, err)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -74,6 +75,13 @@ func TestUpgradeTo0020(t *testing.T) {
 				ctx := context.Background()
 				s := storetest.Unmigrated(t, engine, Migrations())
 				migrateOld(t, s, "0012_darkweb.sql", "0017_darkweb_scale.sql")
+				if engine == "postgres" {
+					// This release's build writes the repeats of 0023 (on
+					// SQLite only when there are some: the fixtures have none).
+					if _, err := s.Exec(ctx, `CREATE TABLE darkweb_repeats (k BIGINT NOT NULL, x BIGINT NOT NULL, PRIMARY KEY (k, x))`); err != nil {
+						t.Fatal(err)
+					}
+				}
 				k := keyring(t, 1)
 				d := New(s)
 				if err := d.Unlock(ctx, k); err != nil {
@@ -186,5 +194,58 @@ func checkUpgraded(t *testing.T, d *Store) {
 	}
 	if res, err := d.Add(ctx, fixtures(t, d)); err != nil || res.Added != 0 || res.Duplicates != 5 {
 		t.Fatalf("re-ingest after upgrade: %+v %v", res, err)
+	}
+}
+
+// Migration 0023 fills darkweb_repeats from the index already stored:
+// the repeats it finds are the ones the builds kept.
+func TestUpgradeTo0023FillsRepeats(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			d, s, _ := open(t, engine)
+			recs := fixtures(t, d)
+			again := fixtures(t, d)[:2]
+			again[0].Password, again[1].Breach = "AnotherSecret1", "Another" // alice and bob again
+			for _, batch := range [][]darkweb.Record{recs, again} {
+				if _, err := d.Add(ctx, batch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			read := func() string {
+				rows, err := s.Query(ctx, `SELECT k, x FROM darkweb_repeats ORDER BY k, x`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				var got []string
+				for rows.Next() {
+					var k, x int64
+					if err := rows.Scan(&k, &x); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, fmt.Sprintf("%x/%x", k, x))
+				}
+				return fmt.Sprint(got)
+			}
+			kept := read()
+			// alice under example.com; bob under mail.example.com and example.com.
+			if n := len(kept) - len(strings.ReplaceAll(kept, "/", "")); n != 3 {
+				t.Fatalf("the builds kept %d repeats, want 3: %s", n, kept)
+			}
+			if _, err := s.Exec(ctx, `DELETE FROM darkweb_repeats`); err != nil {
+				t.Fatal(err)
+			}
+			sql, err := fs.ReadFile(migrations, "migrations/"+engine+"/0023_darkweb_repeats.sql")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Exec(ctx, string(sql)); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(); got != kept {
+				t.Fatalf("0023 filled %s, the builds kept %s", got, kept)
+			}
+		})
 	}
 }
