@@ -201,6 +201,9 @@ func newAPIServer(svc *services) (*api.Server, error) {
 	acfg.RateLimit, acfg.AuthFailLimit, acfg.Version = cfg.RateLimit, cfg.AuthFailLimit, version
 	acfg.TrustedProxies = cfg.TrustedProxies
 	acfg.AssetChangeLimit = cfg.Instances.AssetChangeLimit
+	// With --allow-private-targets an organization may claim internal
+	// ranges; they are probed once the operator authorises them.
+	acfg.RangeLimits.AllowPrivate = cfg.Outbound.AllowPrivateTargets
 	acfg.AlertBaseline = svc.alerts.Baseline
 	if !cfg.Outbound.AllowPrivateTargets {
 		acfg.WebhookPorts = WebhookPorts

@@ -73,21 +73,34 @@ func idnaReason(err error) string {
 	return msg
 }
 
-// Limits caps the size of IP ranges: the smallest prefix length allowed.
+// Limits caps the size of IP ranges (the smallest prefix length allowed)
+// and says whether internal address space may be claimed.
 type Limits struct {
 	MinPrefixV4 int // default 16
 	MinPrefixV6 int // default 48
+	// AllowPrivate admits ranges of internal space (private-use, shared
+	// CGNAT, loopback, link-local, unique-local), so an operator can
+	// monitor an internal network: serve's --allow-private-targets.
+	// Multicast, documentation and other reserved space stay refused.
+	AllowPrivate bool
 }
 
 // DefaultLimits are the caps of docs/api.md "Organizations and assets".
 var DefaultLimits = Limits{MinPrefixV4: 16, MinPrefixV6: 48}
 
-var reserved = mustPrefixes(
-	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
-	"172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16",
-	"198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-	"::/128", "::1/128", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64",
-	"2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+// internal is the address space of an organization's own network, claimable
+// only with Limits.AllowPrivate; reserved is never claimable.
+var (
+	internal = mustPrefixes(
+		"10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16",
+		"::1/128", "fc00::/7", "fe80::/10",
+	)
+	reserved = mustPrefixes(
+		"0.0.0.0/8", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24",
+		"198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+		"::/128", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64",
+		"2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20", "fec0::/10", "ff00::/8",
+	)
 )
 
 func mustPrefixes(ss ...string) []netip.Prefix {
@@ -99,9 +112,10 @@ func mustPrefixes(ss ...string) []netip.Prefix {
 }
 
 // IPRange parses s as a public unicast CIDR (a bare address is a /32 or /128)
-// and returns its canonical form. Private, loopback, link-local, CGNAT,
-// multicast, documentation and other reserved space is refused, and so is a
-// range larger than the limits allow.
+// and returns its canonical form. Private, loopback, link-local, CGNAT and
+// unique-local space is refused unless lim.AllowPrivate; multicast,
+// documentation and other reserved space always is, and so is a range
+// larger than the limits allow.
 func IPRange(s string, lim Limits) (netip.Prefix, error) {
 	bad := func(format string, args ...any) (netip.Prefix, error) {
 		return netip.Prefix{}, periscope.Errorf(periscope.EInvalid, "ip_range: "+format, args...)
@@ -135,6 +149,16 @@ func IPRange(s string, lim Limits) (netip.Prefix, error) {
 			return bad("%s is not public unicast space (it overlaps %s)", p, r)
 		}
 	}
+	inside := false
+	for _, r := range internal {
+		if !r.Overlaps(p) {
+			continue
+		}
+		if !lim.AllowPrivate || p.Bits() < r.Bits() {
+			return bad("%s is not public unicast space (it overlaps %s)", p, r)
+		}
+		inside = true
+	}
 	min := lim.MinPrefixV4
 	if p.Addr().Is6() {
 		min = lim.MinPrefixV6
@@ -142,7 +166,7 @@ func IPRange(s string, lim Limits) (netip.Prefix, error) {
 	if p.Bits() < min {
 		return bad("%s is larger than the allowed /%d", p, min)
 	}
-	if p.Addr().Is6() && !netip.MustParsePrefix("2000::/3").Contains(p.Addr()) {
+	if p.Addr().Is6() && !inside && !netip.MustParsePrefix("2000::/3").Contains(p.Addr()) {
 		return bad("%s is not global unicast IPv6 space", p)
 	}
 	return p, nil

@@ -68,6 +68,41 @@ func TestIPRange(t *testing.T) {
 	}
 }
 
+// TestIPRangePrivate: with AllowPrivate (--allow-private-targets) internal
+// space may be claimed, within the same size caps; reserved space may not.
+// Without it the error is the one public-only deployments always gave.
+func TestIPRangePrivate(t *testing.T) {
+	lim := DefaultLimits
+	lim.AllowPrivate = true
+	good := map[string]string{
+		"127.0.0.1":      "127.0.0.1/32",
+		"10.1.2.3/16":    "10.1.0.0/16",
+		"192.168.1.0/24": "192.168.1.0/24",
+		"172.16.5.0/24":  "172.16.5.0/24",
+		"100.64.0.0/16":  "100.64.0.0/16",
+		"169.254.1.0/24": "169.254.1.0/24",
+		"::1":            "::1/128",
+		"fd12:3456::/48": "fd12:3456::/48",
+		"fe80::/64":      "fe80::/64",
+		"8.8.8.0/24":     "8.8.8.0/24",
+	}
+	for in, want := range good {
+		got, err := IPRange(in, lim)
+		if err != nil || got.String() != want {
+			t.Errorf("IPRange(%q, private) = %v, %v; want %s", in, got, err, want)
+		}
+		if _, err := IPRange(in, DefaultLimits); in != "8.8.8.0/24" && (err == nil || !strings.Contains(err.Error(), "is not public unicast space (it overlaps")) {
+			t.Errorf("IPRange(%q, public only) = %v, want the public-space error", in, err)
+		}
+	}
+	for _, in := range []string{"10.0.0.0/8", "172.0.0.0/8", "224.0.0.1", "192.0.2.0/24", "0.0.0.1", "255.255.255.255",
+		"198.18.0.0/16", "2001:db8::/48", "ff02::1", "::", "::ffff:10.0.0.1", "fc00::/7"} {
+		if got, err := IPRange(in, lim); err == nil {
+			t.Errorf("IPRange(%q, private) = %v, want an error", in, got)
+		}
+	}
+}
+
 func FuzzDomain(f *testing.F) {
 	for _, s := range []string{"example.com", "bücher.de", "co.uk", "a..b", "xn--"} {
 		f.Add(s)
