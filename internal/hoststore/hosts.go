@@ -309,6 +309,10 @@ func (w *HostWriter) Upsert(ctx context.Context, b *HostBatch) (HostStats, error
 	return st, nil
 }
 
+// bumpIndexGenSQL adds one to the host index's generation (migration
+// 0043): readers that see it unchanged saw no write in between.
+const bumpIndexGenSQL = `UPDATE host_index_gen SET gen = gen + 1`
+
 // Commit makes the transaction's batches durable.
 func (w *HostWriter) Commit() error {
 	if w.failed {
@@ -316,6 +320,12 @@ func (w *HostWriter) Commit() error {
 		return errors.New("commit hosts: the transaction failed")
 	}
 	if err := w.moves.apply(w.ctx, w.tx); err != nil {
+		w.Rollback()
+		return fmt.Errorf("commit hosts: %w", err)
+	}
+	// Last before the commit: the generation's row lock is held only
+	// while the commit runs (the writers take turns anyway).
+	if _, err := w.tx.Exec(w.ctx, bumpIndexGenSQL); err != nil {
 		w.Rollback()
 		return fmt.Errorf("commit hosts: %w", err)
 	}

@@ -22,7 +22,7 @@ import (
 func Sets() []store.MigrationSet {
 	return []store.MigrationSet{
 		vulnstore.Migrations(),    // 0002
-		hoststore.Migrations(),    // 0003, 0005, 0006, 0007
+		hoststore.Migrations(),    // 0003, 0005, 0006, 0007, 0043
 		brandstore.Migrations(),   // 0004
 		whoisstore.Migrations(),   // 0010
 		alertstore.Migrations(),   // 0011
