@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -85,6 +86,10 @@ func FlagTerm(f HostFlag, set bool) string { return flagTerm(f, set) }
 type Matches struct {
 	s   *Store
 	set *idBitmap
+	gen int64 // the index generation the set was evaluated at
+	// cached says the posting cache may answer for gen (ids fit it).
+	cached bool
+	rb     *roaring.Bitmap // set as a roaring bitmap, made by the first facet counted in memory
 }
 
 // Count returns how many hosts matched.
@@ -132,23 +137,44 @@ func (m *Matches) Each(ctx context.Context, fn func(*host.Host) error) error {
 
 // MatchHosts evaluates e over the host index.
 func (s *Store) MatchHosts(ctx context.Context, e *Expr) (*Matches, error) {
-	var maxID int64
-	if err := s.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM hosts`).Scan(&maxID); err != nil {
+	gen, maxID, err := s.indexState(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("match hosts: %w", err)
 	}
-	ev := &evaluator{s: s, hi: maxID}
+	ev := &evaluator{s: s, hi: maxID, gen: gen, cached: cacheable(maxID) && s.cache.limit() > 0}
 	set, err := ev.eval(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	return &Matches{s: s, set: set}, nil
+	if len(ev.read) > 0 {
+		// The terms read from the database are kept only if no write
+		// committed since gen was read: then they are gen's.
+		same, err := s.sameGen(ctx, gen)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range ev.read {
+			if same {
+				s.cache.putTerm(gen, t.term, t.ids)
+			}
+		}
+	}
+	return &Matches{s: s, set: set, gen: gen, cached: ev.cached}, nil
 }
 
 // evaluator evaluates one Expr: every set is a bitmap of the ids 0 to hi.
 type evaluator struct {
-	s   *Store
-	hi  int64
-	all *idBitmap // every indexed host, read once when a NOT needs it
+	s      *Store
+	hi     int64
+	gen    int64
+	cached bool       // the posting cache may answer (Matches.cached)
+	all    *idBitmap  // every indexed host, read once when a NOT needs it
+	read   []readTerm // the terms read from the database, for the cache
+}
+
+type readTerm struct {
+	term string
+	ids  *roaring.Bitmap
 }
 
 func (ev *evaluator) empty() *idBitmap { return newIDBitmap(0, ev.hi) }
@@ -157,11 +183,11 @@ func (ev *evaluator) empty() *idBitmap { return newIDBitmap(0, ev.hi) }
 // the two terms of each flag.
 func (ev *evaluator) universe(ctx context.Context) (*idBitmap, error) {
 	if ev.all == nil {
-		yes, err := ev.s.termBitmap(ctx, flagTerm(FlagLive, true), 0, ev.hi)
+		yes, err := ev.term(ctx, flagTerm(FlagLive, true))
 		if err != nil {
 			return nil, err
 		}
-		no, err := ev.s.termBitmap(ctx, flagTerm(FlagLive, false), 0, ev.hi)
+		no, err := ev.term(ctx, flagTerm(FlagLive, false))
 		if err != nil {
 			return nil, err
 		}
@@ -269,7 +295,7 @@ func (ev *evaluator) cond(ctx context.Context, c Cond) (*idBitmap, error) {
 	case CondLastSeen:
 		return ev.rows(ctx, matchLastSeenSQL, c.Lo, c.Hi)
 	case CondTermRange:
-		terms, err := ev.s.fieldTerms(ctx, c.Field, "")
+		terms, err := ev.fieldTerms(ctx, c.Field, "")
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +315,7 @@ func (ev *evaluator) cond(ctx context.Context, c Cond) (*idBitmap, error) {
 	case CondTermContains:
 		acc := ev.empty()
 		for _, f := range c.Fields {
-			terms, err := ev.s.fieldTerms(ctx, f, strings.ToLower(c.Text))
+			terms, err := ev.fieldTerms(ctx, f, strings.ToLower(c.Text))
 			if err != nil {
 				return nil, err
 			}
@@ -306,10 +332,22 @@ func (ev *evaluator) cond(ctx context.Context, c Cond) (*idBitmap, error) {
 	return nil, fmt.Errorf("match hosts: unknown condition %d", c.Kind)
 }
 
-// term returns the hosts holding an index term.
+// term returns the hosts holding an index term: from the posting cache
+// when it holds the term, else from the database (noted for the cache).
 func (ev *evaluator) term(ctx context.Context, t string) (*idBitmap, error) {
 	if !selfAnswered(t) {
-		return ev.s.termBitmap(ctx, t, 0, ev.hi)
+		if ev.cached {
+			if ids, ok := ev.s.cache.term(ev.gen, t); ok {
+				if set, ok := setOf(ids, ev.hi); ok {
+					return set, nil
+				}
+			}
+		}
+		set, err := ev.s.termBitmap(ctx, t, 0, ev.hi)
+		if err == nil && ev.cached {
+			ev.read = append(ev.read, readTerm{t, roaringOf(set, false)})
+		}
+		return set, err
 	}
 	ids, err := ev.s.termList(ctx, t)
 	if err != nil {
@@ -341,6 +379,19 @@ func (ev *evaluator) rows(ctx context.Context, q string, args ...any) (*idBitmap
 		return nil, fmt.Errorf("match hosts: %w", err)
 	}
 	return set, nil
+}
+
+// fieldTerms returns the distinct index terms of a field, those whose value
+// contains sub when it is not empty: the cached field's when the posting
+// cache holds it.
+func (ev *evaluator) fieldTerms(ctx context.Context, field, sub string) ([]string, error) {
+	if ev.cached {
+		if values, ok := ev.s.cache.field(ev.gen, field); ok {
+			terms := sortedKeys(values, field+":")
+			return slices.DeleteFunc(terms, func(t string) bool { return !strings.Contains(t[len(field)+1:], sub) }), nil
+		}
+	}
+	return ev.s.fieldTerms(ctx, field, sub)
 }
 
 // fieldTerms returns the distinct index terms of a field, those whose value
@@ -530,8 +581,22 @@ const fieldPostingsSQL = `SELECT term, first_id, n, ids FROM host_postings WHERE
 func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue, error) {
 	counts := map[string]int{}
 	prefix := field + ":"
+	cacheField := m.cached && !selfAnswered(prefix)
+	var values map[string]*roaring.Bitmap
+	if cacheField {
+		values, _ = m.s.cache.field(m.gen, field)
+	}
 	if total := m.Count(); total == 0 || n <= 0 {
 		return []FacetValue{}, nil
+	} else if values != nil {
+		if m.rb == nil {
+			m.rb = roaringOf(m.set, true)
+		}
+		for v, ids := range values {
+			if c := m.rb.AndCardinality(ids); c > 0 {
+				counts[v] = int(c)
+			}
+		}
 	} else if total <= facetDocLimit {
 		// Few matches: their documents hold their terms (hostTerms, what
 		// the posting lists were written from).
@@ -549,31 +614,8 @@ func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue,
 				}
 			}
 		}
-	} else {
-		rows, err := m.s.query(ctx, fieldPostingsSQL, prefix, field+";")
-		if err != nil {
-			return nil, fmt.Errorf("facet %s: %w", field, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var t string
-			var first int64
-			var k int
-			var blob []byte
-			if err := rows.Scan(&t, &first, &k, &blob); err != nil {
-				return nil, fmt.Errorf("facet %s: %w", field, err)
-			}
-			c, err := m.set.countRow(first, k, blob)
-			if err != nil {
-				return nil, fmt.Errorf("facet %s: postings of %q: %w", field, t, err)
-			}
-			if c > 0 {
-				counts[t[len(prefix):]] += c
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("facet %s: %w", field, err)
-		}
+	} else if err := m.countRows(ctx, field, cacheField, counts); err != nil {
+		return nil, err
 	}
 	out := make([]FacetValue, 0, len(counts))
 	for v, c := range counts {
@@ -586,6 +628,59 @@ func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue,
 		return strings.Compare(a.Value, b.Value)
 	})
 	return out[:min(n, len(out))], nil
+}
+
+// countRows adds to counts how many matches each term of field holds,
+// reading every posting row of the field, and keeps the field in the
+// posting cache when cache is set and it fits.
+func (m *Matches) countRows(ctx context.Context, field string, cache bool, counts map[string]int) error {
+	prefix := field + ":"
+	var b *fieldBuilder
+	if cache {
+		b = newFieldBuilder(m.s.cache.limit())
+	}
+	rows, err := m.s.query(ctx, fieldPostingsSQL, prefix, field+";")
+	if err != nil {
+		return fmt.Errorf("facet %s: %w", field, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var first int64
+		var k int
+		var blob []byte
+		if err := rows.Scan(&t, &first, &k, &blob); err != nil {
+			return fmt.Errorf("facet %s: %w", field, err)
+		}
+		c, err := m.set.countRow(first, k, blob)
+		if err != nil {
+			return fmt.Errorf("facet %s: postings of %q: %w", field, t, err)
+		}
+		if c > 0 {
+			counts[t[len(prefix):]] += c
+		}
+		if b != nil {
+			if err := b.add(t[len(prefix):], first, k, blob); err != nil {
+				return fmt.Errorf("facet %s: postings of %q: %w", field, t, err)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("facet %s: %w", field, err)
+	}
+	if b == nil {
+		return nil
+	}
+	if values, size, ok := b.done(); ok {
+		same, err := m.s.sameGen(ctx, m.gen)
+		if err != nil {
+			return err
+		}
+		if same {
+			m.s.cache.putField(m.gen, field, values, size)
+		}
+	}
+	return nil
 }
 
 // EachJSON calls fn with the host object of every match, as the canonical

@@ -312,128 +312,197 @@ func TestMatchHostsDifferential(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var upd []host.Host
-		for i := 0; i < 400; i += 7 {
-			h := genHost(r, i)
-			h.Host = hs[i].Host
-			h.LastSeen = hs[i].LastSeen + 86400
-			upd = append(upd, h)
-		}
-		if _, err := s.UpsertHosts(ctx, upd); err != nil {
+		if _, err := s.UpsertHosts(ctx, changedHosts(r, hs, 0)); err != nil {
 			t.Fatal(err)
 		}
-		var all []host.Host
-		if err := s.EachHost(ctx, "", func(h host.Host) error { all = append(all, h); return nil }); err != nil {
-			t.Fatal(err)
-		}
+		all := storedHosts(t, s)
 		if len(all) != 400 {
 			t.Fatalf("%d hosts stored", len(all))
 		}
-
-		var facets []hostquery.Facet
-		for _, f := range facetFields {
-			fs, err := hostquery.ParseFacets(f + ":100")
-			if err != nil {
-				t.Fatal(err)
-			}
-			facets = append(facets, fs...)
-		}
+		// Without the posting cache, facets every other query on the
+		// documents and on the posting lists.
+		s.SetPostingCacheMiB(0)
 		nonEmpty := 0
 		for i := range 300 {
-			text := genQuery(r, 2)
-			e, err := hostquery.ParsePlan(text)
-			for err != nil && strings.Contains(err.Error(), "more than") {
-				// Over the limits on terms: another query.
-				text = genQuery(r, 2)
-				e, err = hostquery.ParsePlan(text)
-			}
-			if err != nil {
-				t.Fatalf("query %q: %v", text, err)
-			}
-			m, err := s.MatchHosts(ctx, e)
-			if err != nil {
-				t.Fatalf("query %q: %v", text, err)
-			}
-			var want []string
-			var matched []*host.Host
-			for j := range all {
-				if bruteMatch(e, &all[j]) {
-					want = append(want, all[j].Host)
-					matched = append(matched, &all[j])
-				}
-			}
-			if m.Count() > 0 {
-				nonEmpty++
-			}
-			page, err := m.Page(ctx, 0, 1000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, h := range page {
-				got = append(got, h.Host)
-			}
-			if m.Count() != len(want) || !cmp.Equal(got, want) {
-				t.Errorf("query %q: index %d hosts, brute force %d\n%s", text, m.Count(), len(want), cmp.Diff(want, got))
-				continue
-			}
-			// Facets: every other query on the posting lists rather than
-			// the documents.
 			restore := hoststore.SetFacetDocLimit(100000)
 			if i%2 == 1 {
 				hoststore.SetFacetDocLimit(0)
 			}
-			// A third of the facets each query, in turn.
-			for k, f := range facets {
-				if (i+k)%3 != 0 {
-					continue
-				}
-				vals, err := m.Facet(ctx, f.Term, f.Limit)
-				if err != nil {
-					t.Fatal(err)
-				}
-				counts := map[string]int{}
-				for _, h := range matched {
-					for _, v := range fieldValues(h, f.Term) {
-						counts[v]++
-					}
-				}
-				var wantVals []hoststore.FacetValue
-				for v, n := range counts {
-					wantVals = append(wantVals, hoststore.FacetValue{Value: v, Count: n})
-				}
-				slices.SortFunc(wantVals, func(a, b hoststore.FacetValue) int {
-					if a.Count != b.Count {
-						return b.Count - a.Count
-					}
-					return strings.Compare(a.Value, b.Value)
-				})
-				if len(wantVals) == 0 {
-					wantVals = []hoststore.FacetValue{}
-				}
-				if diff := cmp.Diff(wantVals, vals); diff != "" {
-					t.Errorf("query %q facet %s (-brute +index):\n%s", text, f.Name, diff)
-				}
-				// A value's count is the total of query AND field:value.
-				if len(vals) > 0 {
-					v := f.Display(vals[:1])[0].Value
-					and, err := hostquery.ParsePlan("(" + text + ") " + f.Name + ":" + quoteIf(fmt.Sprint(v)))
-					if err != nil {
-						t.Fatalf("facet value %v of %s: %v", v, f.Name, err)
-					}
-					mm, err := s.MatchHosts(ctx, and)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if mm.Count() != vals[0].Count {
-						t.Errorf("query %q: facet %s:%v counts %d, the query ANDed with it %d", text, f.Name, v, vals[0].Count, mm.Count())
-					}
-				}
+			if checkQuery(t, s, all, genValidQuery(t, r), i) {
+				nonEmpty++
 			}
 			restore()
 		}
 		if nonEmpty < 150 {
 			t.Errorf("only %d of 300 queries matched anything: the generator is too narrow", nonEmpty)
 		}
+
+		// With the cache: every query twice, filling it then answered
+		// from it, on the posting-list path (facets of few matches are
+		// counted in memory too once their field is held).
+		s.SetPostingCacheMiB(64)
+		defer hoststore.SetFacetDocLimit(0)()
+		for i := range 100 {
+			q := genValidQuery(t, r)
+			checkQuery(t, s, all, q, i)
+			checkQuery(t, s, all, q, i)
+		}
+		// Writes through another Store on the same database, as another
+		// serve or the CLI would make them: every cached answer after them
+		// is the new index's, new hosts and changed terms included.
+		other := hoststore.New(s.Core())
+		var more []host.Host
+		for i := 400; i < 460; i++ {
+			more = append(more, genHost(r, i))
+		}
+		for round := range 2 {
+			if _, err := other.UpsertHosts(ctx, append(changedHosts(r, hs, round+1), more[30*round:30*round+30]...)); err != nil {
+				t.Fatal(err)
+			}
+			all = storedHosts(t, s)
+			for i := range 60 {
+				q := genValidQuery(t, r)
+				checkQuery(t, s, all, q, i)
+				checkQuery(t, s, all, q, i)
+			}
+		}
+		if len(all) != 460 {
+			t.Fatalf("%d hosts stored after the writes", len(all))
+		}
 	})
+}
+
+// changedHosts returns new observations of every seventh host of hs (from
+// the k-th), with other values.
+func changedHosts(r *rand.Rand, hs []host.Host, k int) []host.Host {
+	var upd []host.Host
+	for i := k; i < len(hs); i += 7 {
+		h := genHost(r, i)
+		h.Host = hs[i].Host
+		h.LastSeen = hs[i].LastSeen + 86400*int64(k+1)
+		upd = append(upd, h)
+	}
+	return upd
+}
+
+// storedHosts returns every stored host object.
+func storedHosts(t *testing.T, s *hoststore.Store) []host.Host {
+	t.Helper()
+	var all []host.Host
+	if err := s.EachHost(context.Background(), "", func(h host.Host) error { all = append(all, h); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// genValidQuery returns a generated query within the parser's limits.
+func genValidQuery(t *testing.T, r *rand.Rand) string {
+	t.Helper()
+	for {
+		text := genQuery(r, 2)
+		_, err := hostquery.ParsePlan(text)
+		if err == nil {
+			return text
+		}
+		if !strings.Contains(err.Error(), "more than") {
+			t.Fatalf("query %q: %v", text, err)
+		}
+	}
+}
+
+// diffFacets are the facets compared, parsed.
+var diffFacets = func() []hostquery.Facet {
+	var facets []hostquery.Facet
+	for _, f := range facetFields {
+		fs, err := hostquery.ParseFacets(f + ":100")
+		if err != nil {
+			panic(err)
+		}
+		facets = append(facets, fs...)
+	}
+	return facets
+}()
+
+// checkQuery compares the index's answer to a query (its matches and a
+// third of the facets, chosen by i) with brute force over all, and
+// reports whether anything matched.
+func checkQuery(t *testing.T, s *hoststore.Store, all []host.Host, text string, i int) bool {
+	t.Helper()
+	ctx := context.Background()
+	e, err := hostquery.ParsePlan(text)
+	if err != nil {
+		t.Fatalf("query %q: %v", text, err)
+	}
+	m, err := s.MatchHosts(ctx, e)
+	if err != nil {
+		t.Fatalf("query %q: %v", text, err)
+	}
+	var want []string
+	var matched []*host.Host
+	for j := range all {
+		if bruteMatch(e, &all[j]) {
+			want = append(want, all[j].Host)
+			matched = append(matched, &all[j])
+		}
+	}
+	page, err := m.Page(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range page {
+		got = append(got, h.Host)
+	}
+	if m.Count() != len(want) || !cmp.Equal(got, want) {
+		t.Errorf("query %q: index %d hosts, brute force %d\n%s", text, m.Count(), len(want), cmp.Diff(want, got))
+		return m.Count() > 0
+	}
+	// A third of the facets each query, in turn.
+	for k, f := range diffFacets {
+		if (i+k)%3 != 0 {
+			continue
+		}
+		vals, err := m.Facet(ctx, f.Term, f.Limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[string]int{}
+		for _, h := range matched {
+			for _, v := range fieldValues(h, f.Term) {
+				counts[v]++
+			}
+		}
+		var wantVals []hoststore.FacetValue
+		for v, n := range counts {
+			wantVals = append(wantVals, hoststore.FacetValue{Value: v, Count: n})
+		}
+		slices.SortFunc(wantVals, func(a, b hoststore.FacetValue) int {
+			if a.Count != b.Count {
+				return b.Count - a.Count
+			}
+			return strings.Compare(a.Value, b.Value)
+		})
+		if len(wantVals) == 0 {
+			wantVals = []hoststore.FacetValue{}
+		}
+		if diff := cmp.Diff(wantVals, vals); diff != "" {
+			t.Errorf("query %q facet %s (-brute +index):\n%s", text, f.Name, diff)
+		}
+		// A value's count is the total of query AND field:value.
+		if len(vals) > 0 {
+			v := f.Display(vals[:1])[0].Value
+			and, err := hostquery.ParsePlan("(" + text + ") " + f.Name + ":" + quoteIf(fmt.Sprint(v)))
+			if err != nil {
+				t.Fatalf("facet value %v of %s: %v", v, f.Name, err)
+			}
+			mm, err := s.MatchHosts(ctx, and)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mm.Count() != vals[0].Count {
+				t.Errorf("query %q: facet %s:%v counts %d, the query ANDed with it %d", text, f.Name, v, vals[0].Count, mm.Count())
+			}
+		}
+	}
+	return m.Count() > 0
 }

@@ -3,7 +3,7 @@
 // loads (hostload.go) and host search (hosts_search.go). It answers
 // /api/v1/domain/*, /api/v1/host/* and the global search, and serves brand
 // monitoring the host names it reads (names.go). Its tables are created by
-// migrations 0003, 0005, 0006 and 0007 (migrations/); 0005 moves the terms
+// migrations 0003, 0005, 0006, 0007 and 0043 (migrations/); 0005 moves the terms
 // of 0003 into posting lists with a Go step (moveHostTerms).
 package hoststore
 
@@ -35,11 +35,14 @@ type Store struct {
 	st      *store.Store
 	d       dialect
 	tracker ChangeTracker // nil: host writes keep no ledger
+	cache   *postingCache
 }
 
 // New returns the host tables of s (migrated with Migrations); its writes
 // keep no ledger.
-func New(s *store.Store) *Store { return &Store{st: s, d: dialectOf(s.Dialect())} }
+func New(s *store.Store) *Store {
+	return &Store{st: s, d: dialectOf(s.Dialect()), cache: newPostingCache(DefaultPostingCacheMiB << 20)}
+}
 
 // NewTracked is New with every host write recording its changes through t
 // (the change ledger) in the write's own transaction.
