@@ -567,9 +567,10 @@ type FacetValue struct {
 	Count int
 }
 
-// facetDocLimit is the number of matches up to which a facet is counted on
-// the matching hosts' own terms (read from their documents) rather than on
-// the posting lists of every value of the field.
+// facetDocLimit is the number of matches up to which a facet the posting
+// cache cannot hold is counted on the matching hosts' own terms (read from
+// their documents) rather than on the posting lists of every value of the
+// field.
 var facetDocLimit = 2000
 
 // fieldPostingsSQL reads every posting row of one field, term by term.
@@ -581,14 +582,18 @@ const fieldPostingsSQL = `SELECT term, first_id, n, ids FROM host_postings WHERE
 func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue, error) {
 	counts := map[string]int{}
 	prefix := field + ":"
-	cacheField := m.cached && !selfAnswered(prefix)
-	var values map[string]*roaring.Bitmap
-	if cacheField {
-		values, _ = m.s.cache.field(m.gen, field)
-	}
-	if total := m.Count(); total == 0 || n <= 0 {
+	total := m.Count()
+	if total == 0 || n <= 0 {
 		return []FacetValue{}, nil
-	} else if values != nil {
+	}
+	var values map[string]*roaring.Bitmap
+	if m.cached && !selfAnswered(prefix) {
+		var err error
+		if values, err = m.cachedField(ctx, field); err != nil {
+			return nil, err
+		}
+	}
+	if values != nil {
 		if m.rb == nil {
 			m.rb = roaringOf(m.set, true)
 		}
@@ -614,7 +619,7 @@ func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue,
 				}
 			}
 		}
-	} else if err := m.countRows(ctx, field, cacheField, counts); err != nil {
+	} else if err := m.countRows(ctx, field, counts); err != nil {
 		return nil, err
 	}
 	out := make([]FacetValue, 0, len(counts))
@@ -631,15 +636,54 @@ func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue,
 }
 
 // countRows adds to counts how many matches each term of field holds,
-// reading every posting row of the field, and keeps the field in the
-// posting cache when cache is set and it fits.
-func (m *Matches) countRows(ctx context.Context, field string, cache bool, counts map[string]int) error {
+// reading every posting row of the field.
+func (m *Matches) countRows(ctx context.Context, field string, counts map[string]int) error {
 	prefix := field + ":"
-	var b *fieldBuilder
-	if cache {
-		b = newFieldBuilder(m.s.cache.limit())
+	return m.s.eachFieldRow(ctx, field, func(t string, first int64, k int, blob []byte) error {
+		c, err := m.set.countRow(first, k, blob)
+		if c > 0 {
+			counts[t[len(prefix):]] += c
+		}
+		return err
+	})
+}
+
+// cachedField returns the terms of field from the posting cache at the
+// matches' generation, reading the field into it first when it is not
+// there; nil when the field does not fit the cache or a write committed
+// while it was read (the caller counts without the cache).
+func (m *Matches) cachedField(ctx context.Context, field string) (map[string]*roaring.Bitmap, error) {
+	c := m.s.cache
+	if values, ok := c.field(m.gen, field); ok {
+		return values, nil
 	}
-	rows, err := m.s.query(ctx, fieldPostingsSQL, prefix, field+";")
+	if c.tooBig(m.gen, field) {
+		return nil, nil
+	}
+	b := newFieldBuilder(c.limit())
+	prefix := field + ":"
+	err := m.s.eachFieldRow(ctx, field, func(t string, first int64, k int, blob []byte) error {
+		return b.add(t[len(prefix):], first, k, blob)
+	})
+	if err != nil {
+		return nil, err
+	}
+	values, size, ok := b.done()
+	if !ok {
+		c.markTooBig(m.gen, field)
+		return nil, nil
+	}
+	if same, err := m.s.sameGen(ctx, m.gen); err != nil || !same {
+		return nil, err
+	}
+	c.putField(m.gen, field, values, size)
+	return values, nil
+}
+
+// eachFieldRow calls fn with every posting row of field, in term order,
+// until fn returns an error, which it returns with the term named.
+func (s *Store) eachFieldRow(ctx context.Context, field string, fn func(term string, first int64, n int, blob []byte) error) error {
+	rows, err := s.query(ctx, fieldPostingsSQL, field+":", field+";")
 	if err != nil {
 		return fmt.Errorf("facet %s: %w", field, err)
 	}
@@ -652,33 +696,12 @@ func (m *Matches) countRows(ctx context.Context, field string, cache bool, count
 		if err := rows.Scan(&t, &first, &k, &blob); err != nil {
 			return fmt.Errorf("facet %s: %w", field, err)
 		}
-		c, err := m.set.countRow(first, k, blob)
-		if err != nil {
+		if err := fn(t, first, k, blob); err != nil {
 			return fmt.Errorf("facet %s: postings of %q: %w", field, t, err)
-		}
-		if c > 0 {
-			counts[t[len(prefix):]] += c
-		}
-		if b != nil {
-			if err := b.add(t[len(prefix):], first, k, blob); err != nil {
-				return fmt.Errorf("facet %s: postings of %q: %w", field, t, err)
-			}
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("facet %s: %w", field, err)
-	}
-	if b == nil {
-		return nil
-	}
-	if values, size, ok := b.done(); ok {
-		same, err := m.s.sameGen(ctx, m.gen)
-		if err != nil {
-			return err
-		}
-		if same {
-			m.s.cache.putField(m.gen, field, values, size)
-		}
 	}
 	return nil
 }

@@ -338,10 +338,8 @@ func TestMatchHostsDifferential(t *testing.T) {
 		}
 
 		// With the cache: every query twice, filling it then answered
-		// from it, on the posting-list path (facets of few matches are
-		// counted in memory too once their field is held).
+		// from it.
 		s.SetPostingCacheMiB(64)
-		defer hoststore.SetFacetDocLimit(0)()
 		for i := range 100 {
 			q := genValidQuery(t, r)
 			checkQuery(t, s, all, q, i)

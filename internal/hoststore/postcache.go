@@ -51,6 +51,7 @@ type postingCache struct {
 	tick   uint64
 	fields map[string]*cachedField
 	terms  map[string]*cachedTerm
+	big    map[string]bool // fields found larger than the budget, at gen
 }
 
 // cachedField is every term of one field: a value missing from values is
@@ -68,7 +69,7 @@ type cachedTerm struct {
 }
 
 func newPostingCache(budget int64) *postingCache {
-	return &postingCache{budget: budget, fields: map[string]*cachedField{}, terms: map[string]*cachedTerm{}}
+	return &postingCache{budget: budget, fields: map[string]*cachedField{}, terms: map[string]*cachedTerm{}, big: map[string]bool{}}
 }
 
 // SetPostingCacheMiB sets the posting cache's budget (0 turns it off),
@@ -84,7 +85,25 @@ func (s *Store) SetPostingCacheMiB(n int) {
 func (c *postingCache) dropLocked() {
 	clear(c.fields)
 	clear(c.terms)
+	clear(c.big)
 	c.used = 0
+}
+
+// tooBig reports whether field was found larger than the budget at gen.
+func (c *postingCache) tooBig(gen int64, field string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at(gen) && c.big[field]
+}
+
+// markTooBig notes that field is larger than the budget at gen, so that
+// it is not read for the cache again until the index changes.
+func (c *postingCache) markTooBig(gen int64, field string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at(gen) {
+		c.big[field] = true
+	}
 }
 
 // at makes gen the cache's generation when it is newer, dropping every

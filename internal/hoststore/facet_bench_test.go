@@ -1,0 +1,65 @@
+package hoststore
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/periscope-oss/periscope/internal/store"
+)
+
+// BenchmarkCountFacetsDB times what GET /hosts/count does (a query, its
+// total and three facets) on a database of generated hosts named by
+// PERISCOPE_BENCH_HOSTS_DB (a SQLite file or a postgres:// URL, e.g. the
+// one periscope-bench search used), with the posting cache on (answered
+// from memory after the first round) and off (every round reads the
+// rows). It reports CPU time per query, this process's only.
+func BenchmarkCountFacetsDB(b *testing.B) {
+	dsn := os.Getenv("PERISCOPE_BENCH_HOSTS_DB")
+	if dsn == "" {
+		b.Skip("PERISCOPE_BENCH_HOSTS_DB is not set")
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx, Migrations()); err != nil {
+		b.Fatal(err)
+	}
+	queries := map[string]*Expr{
+		"1term":  {Op: OpCond, Cond: Cond{Kind: CondTerm, Term: TermPort + ":22"}},
+		"3terms": {Op: OpAnd, Kids: []*Expr{{Op: OpCond, Cond: Cond{Kind: CondTerm, Term: TermCountry + ":us"}}, {Op: OpCond, Cond: Cond{Kind: CondTerm, Term: TermPort + ":443"}}, {Op: OpCond, Cond: Cond{Kind: CondTerm, Term: TermProduct + ":nginx"}}}},
+	}
+	for _, cache := range []int{DefaultPostingCacheMiB, 0} {
+		for _, name := range []string{"1term", "3terms"} {
+			mode := "cache"
+			if cache == 0 {
+				mode = "nocache"
+			}
+			b.Run(mode+"/"+name, func(b *testing.B) {
+				s := New(st)
+				s.SetPostingCacheMiB(cache)
+				count := func() {
+					m, err := s.MatchHosts(ctx, queries[name])
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, f := range []string{TermCountry, TermPort, TermProduct} {
+						if _, err := m.Facet(ctx, f, 10); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				count() // fills the cache, outside the timing
+				start := cpuTime()
+				for b.Loop() {
+					count()
+				}
+				reportCPU(b, start)
+				b.ReportMetric(float64(s.cache.used)/(1<<20), "cache-MiB")
+			})
+		}
+	}
+}
