@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -62,4 +63,45 @@ func BenchmarkCountFacetsDB(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkExportDB streams every host holding port:22 as NDJSON
+// (EachJSON, what GET /hosts/export?query=port:22 writes) from the
+// database of PERISCOPE_BENCH_HOSTS_DB, reporting hosts per CPU-second of
+// this process and per wall second.
+func BenchmarkExportDB(b *testing.B) {
+	dsn := os.Getenv("PERISCOPE_BENCH_HOSTS_DB")
+	if dsn == "" {
+		b.Skip("PERISCOPE_BENCH_HOSTS_DB is not set")
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx, Migrations()); err != nil {
+		b.Fatal(err)
+	}
+	s := New(st)
+	hosts, bytes := 0, 0
+	start, wall := cpuTime(), time.Now()
+	for b.Loop() {
+		m, err := s.MatchHosts(ctx, &Expr{Op: OpCond, Cond: Cond{Kind: CondTerm, Term: TermPort + ":22"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		err = m.EachJSON(ctx, func(doc []byte) error {
+			hosts++
+			bytes += len(doc) + 1
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := cpuTime() - start
+	b.ReportMetric(float64(hosts)/cpu.Seconds(), "hosts/cpu-s")
+	b.ReportMetric(float64(hosts)/time.Since(wall).Seconds(), "hosts/s")
+	b.ReportMetric(float64(bytes)/float64(hosts), "bytes/host")
 }
