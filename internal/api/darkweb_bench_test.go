@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"runtime"
@@ -38,7 +39,10 @@ import (
 // /oem/darkweb/search per type (no_cache, so every request reads the
 // database) for an account allowed 1,000 results a request and (suffix
 // -100) one allowed 100, and of both enterprise listings for example.com,
-// pages 1 to 20 of 1,000 in order, all through real HTTP. Each group of
+// pages 1 to 20 of 1,000 in order, all through real HTTP, beside a
+// same-run baseline (baseline-1000-by-seq: 20 reads of 1,000 records by
+// primary key, see benchBaseline) and their ratios to it (x-baseline-cpu-,
+// x-baseline-p95-). Each group of
 // requests also reports the process's CPU time, allocations and bytes
 // allocated per request (server and client together);
 // PERISCOPE_DARKWEB_BENCH_CPUPROFILE=FILE writes a CPU profile of the
@@ -151,10 +155,11 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 	}
 	// run sends the requests one after the other and reports their p95,
 	// and the process's CPU time (server and client: user + system), heap
-	// allocations and bytes allocated per request.
-	run := func(name string, reqs []func() time.Duration) {
+	// allocations and bytes allocated per request; it returns the CPU time
+	// per request and the p95.
+	run := func(name string, reqs []func() time.Duration) (cpuMs, p95 float64) {
 		if len(reqs) == 0 {
-			return
+			return 0, 0
 		}
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
@@ -171,6 +176,7 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 		b.ReportMetric(float64(cpu.Microseconds())/1000/n, "cpu-ms/req-"+name)
 		b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/n, "allocs/req-"+name)
 		b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/1024/n, "KiB/req-"+name)
+		return float64(cpu.Microseconds()) / 1000 / n, pct(ds, 95)
 	}
 	if path := os.Getenv("PERISCOPE_DARKWEB_BENCH_CPUPROFILE"); path != "" {
 		// A profile of the requests alone, not of the load before them.
@@ -246,17 +252,62 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 			run(string(typ), reqs)
 			run(string(typ)+"-100", reqs100)
 		}
+		if !measured("listings") {
+			continue
+		}
+		// The same-run baseline of the listings: 20 reads of 1,000
+		// records scattered over the table by primary key, one query each
+		// straight through database/sql (no index, no decryption, no
+		// HTTP). Each listing's CPU time and p95 are also reported as a
+		// ratio to it, a figure that moves less with the machine.
+		baseCPU, baseP95 := run("baseline-1000-by-seq", benchBaseline(b, e.Store, max(have, int64(n)), 20))
 		for _, path := range []string{"/api/v1/enterprise/darkweb/compromised-credentials", "/api/v1/enterprise/darkweb/discovered-emails"} {
-			if !measured("listings") {
-				continue
-			}
 			var reqs []func() time.Duration
 			for page := 1; page <= 20; page++ {
 				reqs = append(reqs, func() time.Duration { return do(key, "GET", path+"?page="+strconv.Itoa(page), nil) })
 			}
-			run(path[len("/api/v1/enterprise/darkweb/"):], reqs)
+			name := path[len("/api/v1/enterprise/darkweb/"):]
+			cpu, p95 := run(name, reqs)
+			b.ReportMetric(cpu/baseCPU, "x-baseline-cpu-"+name)
+			b.ReportMetric(p95/baseP95, "x-baseline-p95-"+name)
 		}
 	}
+}
+
+// benchBaseline returns count requests that each read 1,000 records by
+// primary key (seq), scattered over the first max seqs (a fixed seed: the
+// same reads every run), as one query: what a listing page costs at least
+// on this machine, without its index scan, decryption and HTTP.
+func benchBaseline(b *testing.B, s *store.Store, max int64, count int) []func() time.Duration {
+	rng := rand.New(rand.NewPCG(7, 7))
+	q := s.Rebind(`SELECT seq, blob, breach, breach_date, source, date_added FROM darkweb_records WHERE seq IN (` + strings.TrimSuffix(strings.Repeat("?,", 1000), ",") + `)`)
+	var reqs []func() time.Duration
+	for range count {
+		args := make([]any, 1000)
+		for i := range args {
+			args[i] = 1 + rng.Int64N(max)
+		}
+		reqs = append(reqs, func() time.Duration {
+			t0 := time.Now()
+			rows, err := s.DB().Query(q, args...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var seq, at int64
+			var blob []byte
+			var breach, date, source string
+			for rows.Next() {
+				if err := rows.Scan(&seq, &blob, &breach, &date, &source, &at); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+				b.Fatal(err)
+			}
+			return time.Since(t0)
+		})
+	}
+	return reqs
 }
 
 // benchEvery is the stride of the sampled records: about 200 of n.
