@@ -22,6 +22,7 @@ Usage:
   periscope-bench auth [--connections 64] [--duration 10s] [--listen]
   periscope-bench gen-hosts [--count 100000] [--seed 1] [--out FILE]
   periscope-bench gen-darkweb [--kind combolist] [--count 1000000] [--seed 11] [--out FILE]
+  periscope-bench darkweb-insert --database DB [--batch 5000]
   periscope-bench search [--count 1000000] [--seed 1] [--url URL --key KEY]
   periscope-bench vuln [--vulns 300000] [--advisories 100000] [--exploits 20000]
   periscope-bench brand [--findings 100000] [--ct-entries 5000]
@@ -55,6 +56,7 @@ func benchmarks() map[string]func(ctx context.Context, e env, args []string) err
 	m["brand"] = benchBrand
 	// <bench:darkweb>
 	m["gen-darkweb"] = benchGenDarkweb
+	m["darkweb-insert"] = benchDarkwebInsert
 	return m
 }
 
