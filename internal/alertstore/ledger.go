@@ -41,7 +41,14 @@ var ledgerInsertFull = ledgerInsert(ledgerChunk)
 // its ledger rows commit together.
 func (s *Store) RecordChanges(ctx context.Context, tx *store.Tx, changes []ledger.Change) error {
 	rows := ledger.Rows(changes)
-	args := make([]any, 0, 12*min(len(rows), ledgerChunk))
+	values, byRow := ledgerValues(rows)
+	// A batch's rows go through COPY where the engine has it (a bulk load
+	// writes a row for every new host).
+	if copied, err := tx.CopyFrom(ctx, "ledger", ledgerCopyCols, byRow); err != nil {
+		return fmt.Errorf("record %d ledger rows: %w", len(rows), err)
+	} else if copied {
+		return nil
+	}
 	for lo := 0; lo < len(rows); lo += ledgerChunk {
 		c := rows[lo:min(lo+ledgerChunk, len(rows))]
 		q := ledgerInsertFull
@@ -52,16 +59,29 @@ func (s *Store) RecordChanges(ctx context.Context, tx *store.Tx, changes []ledge
 		if err != nil {
 			return fmt.Errorf("record ledger rows: %w", err)
 		}
-		args = args[:0]
-		for _, r := range c {
-			args = append(args, r.Host, r.Domain, r.TLD, r.Subdomain, r.HostType, r.IPAddress,
-				string(r.Category), string(r.Change), r.Value, r.OldValue, r.Source, r.Time)
-		}
+		args := values[lo*len(ledgerCopyCols) : (lo+len(c))*len(ledgerCopyCols)]
 		if _, err := st.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("record %d ledger rows: %w", len(c), err)
 		}
 	}
 	return nil
+}
+
+// ledgerCopyCols are ledgerColumns one by one.
+var ledgerCopyCols = strings.Split(ledgerColumns, ", ")
+
+// ledgerValues returns the values of rows in the order of ledgerColumns:
+// all of them one after the other (an INSERT's arguments), and the same
+// cut into one slice a row (COPY's).
+func ledgerValues(rows []ledger.Change) (all []any, byRow [][]any) {
+	all = make([]any, 0, len(ledgerCopyCols)*len(rows))
+	byRow = make([][]any, len(rows))
+	for i, r := range rows {
+		all = append(all, r.Host, r.Domain, r.TLD, r.Subdomain, r.HostType, r.IPAddress,
+			string(r.Category), string(r.Change), r.Value, r.OldValue, r.Source, r.Time)
+		byRow[i] = all[i*len(ledgerCopyCols) : len(all) : len(all)]
+	}
+	return all, byRow
 }
 
 // Tracker computes the ledger of one batch of host merges by one source and

@@ -466,9 +466,24 @@ type termIDList struct {
 	ids  []int64 // ascending
 }
 
+// postingCols are the columns of host_postings.
+var postingCols = []string{"term", "first_id", "n", "ids"}
+
 // insertNew writes one row per term for ids no row holds yet and above every
 // stored id (new hosts), in term order.
 func (w postingWriter) insertNew(ctx context.Context, lists []termIDList) error {
+	rows := make([][]any, len(lists))
+	for i, l := range lists {
+		rows[i] = []any{l.term, l.ids[0], len(l.ids), encodePostingIDs(l.ids)}
+	}
+	// A batch's rows go through COPY where the engine has it. A conflict
+	// fails the COPY as a whole, so the batch fails rather than lose an
+	// id, as below.
+	if copied, err := w.tx.CopyFrom(ctx, "host_postings", postingCols, rows); err != nil {
+		return fmt.Errorf("insert postings: %w", err)
+	} else if copied {
+		return nil
+	}
 	const per = 200 // rows per statement
 	for c := range slices.Chunk(lists, per) {
 		q, err := w.tx.Prepared(ctx, w.tx.Dialect().InsertIgnoring(`host_postings (term, first_id, n, ids) VALUES (?,?,?,?)`+
@@ -477,9 +492,10 @@ func (w postingWriter) insertNew(ctx context.Context, lists []termIDList) error 
 			return fmt.Errorf("insert postings: %w", err)
 		}
 		args := make([]any, 0, 4*len(c))
-		for _, l := range c {
-			args = append(args, l.term, l.ids[0], len(l.ids), encodePostingIDs(l.ids))
+		for _, r := range rows[:len(c)] {
+			args = append(args, r...)
 		}
+		rows = rows[len(c):]
 		res, err := q.ExecContext(ctx, args...)
 		if err != nil {
 			return fmt.Errorf("insert postings: %w", err)

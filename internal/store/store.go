@@ -339,6 +339,9 @@ type Tx struct {
 	d     dialect
 	stmts map[string]*sql.Stmt
 	s     *Store
+	// conn is the connection a transaction from Begin holds for itself,
+	// so CopyFrom can reach the driver; nil for Store.Tx's.
+	conn *sql.Conn
 }
 
 // prepared returns a statement prepared for the rest of the transaction
@@ -361,20 +364,60 @@ func (t *Tx) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 
 // Begin starts a transaction the caller ends with Commit or Rollback, for
 // writers that span several calls (a host bulk load); Tx is simpler
-// otherwise.
+// otherwise. The transaction holds a connection of its own, so it can
+// CopyFrom.
 func (s *Store) Begin(ctx context.Context) (*Tx, error) {
-	sqlTx, err := s.db.BeginTx(ctx, nil)
+	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
-	return &Tx{tx: sqlTx, d: s.dialect, s: s}, nil
+	sqlTx, err := c.BeginTx(ctx, nil)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("begin transaction: %w", err)
+	}
+	return &Tx{tx: sqlTx, d: s.dialect, s: s, conn: c}, nil
 }
 
 // Commit commits a transaction from Begin.
-func (t *Tx) Commit() error { return t.tx.Commit() }
+func (t *Tx) Commit() error {
+	err := t.tx.Commit()
+	t.release()
+	return err
+}
 
 // Rollback rolls a transaction from Begin back.
-func (t *Tx) Rollback() error { return t.tx.Rollback() }
+func (t *Tx) Rollback() error {
+	err := t.tx.Rollback()
+	t.release()
+	return err
+}
+
+// minCopyRows is the fewest rows Tx.CopyFrom copies: a COPY costs two
+// round trips (the table's column types, then the rows), a prepared
+// INSERT of a few rows one.
+const minCopyRows = 32
+
+// release hands Begin's connection back to the pool once the transaction
+// has ended.
+func (t *Tx) release() {
+	if t.conn != nil {
+		t.conn.Close()
+		t.conn = nil
+	}
+}
+
+// CopyFrom writes rows (values in the order of cols) into table through
+// PostgreSQL's COPY, inside the transaction, and reports true; on SQLite,
+// in a transaction from Store.Tx, or for fewer than minCopyRows rows, it
+// writes nothing and reports false (the caller inserts). See
+// Dialect.CopyFrom.
+func (t *Tx) CopyFrom(ctx context.Context, table string, cols []string, rows [][]any) (bool, error) {
+	if t.conn == nil || len(rows) < minCopyRows {
+		return false, nil
+	}
+	return t.d.CopyFrom(ctx, t.conn, table, cols, rows)
+}
 
 // Dialect returns the engine's differences.
 func (t *Tx) Dialect() Dialect { return t.d }

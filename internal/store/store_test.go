@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -244,4 +245,63 @@ func TestAuthCacheSeesWritesAtOnceAndOtherProcessesWithinTTL(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A transaction from Begin copies rows (PostgreSQL) as part of itself: a
+// rollback takes them back, a commit keeps them, and the transaction's own
+// statements see them. On SQLite CopyFrom reports false and writes nothing.
+func TestBeginCopyFromIsPartOfTheTransaction(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if _, err := s.Exec(ctx, `CREATE TABLE copy_probe (k BIGINT NOT NULL, v TEXT NOT NULL)`); err != nil {
+			t.Fatal(err)
+		}
+		count := func(q interface {
+			QueryRow(context.Context, string, ...any) *sql.Row
+		}) int {
+			var n int
+			if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM copy_probe`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		var rows [][]any
+		for i := range 40 { // more than the fewest it copies
+			rows = append(rows, []any{int64(i), "v"})
+		}
+		for _, commit := range []bool{false, true} {
+			tx, err := s.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copied, err := tx.CopyFrom(ctx, "copy_probe", []string{"k", "v"}, rows)
+			if err != nil {
+				t.Fatalf("copy: %v", err)
+			}
+			if want := s.Dialect().Name() == "postgres"; copied != want {
+				t.Fatalf("copied %v on %s", copied, s.Dialect().Name())
+			}
+			if !copied {
+				tx.Rollback()
+				if n := count(s); n != 0 {
+					t.Fatalf("SQLite's CopyFrom wrote %d rows", n)
+				}
+				return
+			}
+			if n := count(tx); n != len(rows) {
+				t.Fatalf("the transaction sees %d copied rows, want %d", n, len(rows))
+			}
+			if commit {
+				err = tx.Commit()
+			} else {
+				err = tx.Rollback()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want, n := map[bool]int{false: 0, true: len(rows)}[commit], count(s); n != want {
+				t.Fatalf("commit %v: %d rows stored, want %d", commit, n, want)
+			}
+		}
+	})
 }
