@@ -13,20 +13,32 @@ import "hash/maphash"
 // long as no one else inserted. Then, or after a rollback, or past
 // maxLoadNames names, the load looks names up as any writer does.
 //
+// The names are kept in Bloom filters (nameFilter), 2 bytes a name: a
+// name the filters may hold is looked up, so a false positive
+// costs one lookup and never a duplicate. (A map of their hashes took
+// 30 bytes a name: 300 MB at ten million, so it stopped at 4 million and
+// the rest of a 10M load looked every name up.)
+//
 // A HostLoad is used by one writer at a time (BeginHosts).
 type HostLoad struct {
 	seed  maphash.Seed
-	names map[uint64]struct{} // hashes of the names the load stored
-	maxID int64               // the largest host id once the load's writes are in; -1 before its first
+	names []*nameFilter // the names the load stored; the last one takes the new names
+	count int           // names noted
+	maxID int64         // the largest host id once the load's writes are in; -1 before its first
 	off   bool
 }
 
-// maxLoadNames bounds the names a HostLoad remembers (about 20 bytes each).
-const maxLoadNames = 4 << 20
+// maxLoadNames bounds the names a HostLoad remembers (its filters take
+// 2 bytes a name).
+const maxLoadNames = 256 << 20
+
+// firstFilterNames is the capacity of a load's first filter; each next
+// one holds twice the one before, so ten million names take four (30 MB).
+const firstFilterNames = 1 << 20
 
 // NewHostLoad returns the state of a new bulk load.
 func NewHostLoad() *HostLoad {
-	return &HostLoad{seed: maphash.MakeSeed(), names: make(map[uint64]struct{}), maxID: -1}
+	return &HostLoad{seed: maphash.MakeSeed(), maxID: -1}
 }
 
 // on reports whether the load answers for the names it did not store.
@@ -46,8 +58,13 @@ func (l *HostLoad) begin(maxID int64) {
 // mayHave reports whether the load may have stored name (a hash may
 // collide: a name it says "maybe" to is looked up).
 func (l *HostLoad) mayHave(name string) bool {
-	_, ok := l.names[maphash.String(l.seed, name)]
-	return ok
+	h := maphash.String(l.seed, name)
+	for _, f := range l.names {
+		if f.mayHave(h) {
+			return true
+		}
+	}
+	return false
 }
 
 // stored notes the names the load stored and the largest id after them.
@@ -55,13 +72,18 @@ func (l *HostLoad) stored(names []string, maxID int64) {
 	if !l.on() {
 		return
 	}
-	if len(l.names)+len(names) > maxLoadNames {
+	if l.count+len(names) > maxLoadNames {
 		l.stop()
 		return
 	}
 	for _, n := range names {
-		l.names[maphash.String(l.seed, n)] = struct{}{}
+		if len(l.names) == 0 || l.names[len(l.names)-1].full() {
+			c := firstFilterNames << len(l.names)
+			l.names = append(l.names, newNameFilter(c))
+		}
+		l.names[len(l.names)-1].add(maphash.String(l.seed, n))
 	}
+	l.count += len(names)
 	l.maxID = maxID
 }
 
@@ -70,4 +92,52 @@ func (l *HostLoad) stop() {
 	if l != nil {
 		l.off, l.names = true, nil
 	}
+}
+
+// nameFilter is a Bloom filter of name hashes: 16 bits and 8 probes a
+// name at capacity, which says "maybe" of about 0.06% of the names it was
+// not given (and of every name it was).
+type nameFilter struct {
+	bits     []uint64
+	mask     uint64 // len(bits)*64 - 1
+	n, limit int
+}
+
+const (
+	filterBitsPerName = 16
+	filterProbes      = 8
+)
+
+func newNameFilter(capacity int) *nameFilter {
+	words := 1
+	for words*64 < capacity*filterBitsPerName {
+		words *= 2 // a power of two: a probe is a mask
+	}
+	return &nameFilter{bits: make([]uint64, words), mask: uint64(words*64 - 1), limit: capacity}
+}
+
+func (f *nameFilter) full() bool { return f.n >= f.limit }
+
+// probe returns the i-th bit position of hash h (double hashing: two
+// halves of one 64-bit hash make the eight).
+func (f *nameFilter) probe(h uint64, i int) uint64 {
+	return (h + uint64(i)*(h>>32|h<<32|1)) & f.mask
+}
+
+func (f *nameFilter) add(h uint64) {
+	for i := range filterProbes {
+		b := f.probe(h, i)
+		f.bits[b>>6] |= 1 << (b & 63)
+	}
+	f.n++
+}
+
+func (f *nameFilter) mayHave(h uint64) bool {
+	for i := range filterProbes {
+		b := f.probe(h, i)
+		if f.bits[b>>6]&(1<<(b&63)) == 0 {
+			return false
+		}
+	}
+	return true
 }
