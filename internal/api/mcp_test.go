@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -482,15 +483,71 @@ func BenchmarkMCPOverhead(b *testing.B) {
 		resp.Body.Close()
 		raw = append(raw, time.Since(start))
 	}
-	p95 := func(d []time.Duration) float64 {
+	at := func(d []time.Duration, q float64) float64 {
 		slices.Sort(d)
-		return float64(d[int(float64(len(d)-1)*0.95)].Microseconds()) / 1000
+		return float64(d[int(float64(len(d)-1)*q)].Microseconds()) / 1000
 	}
-	r, t, w := p95(rest), p95(tool), p95(raw)
+	r, t, w := at(rest, 0.95), at(tool, 0.95), at(raw, 0.95)
 	b.ReportMetric(r, "rest-p95-ms")
 	b.ReportMetric(t, "sdk-client-tool-p95-ms")
 	b.ReportMetric(w, "plain-post-tool-p95-ms")
 	b.ReportMetric(w-r, "server-overhead-p95-ms")
+	b.ReportMetric(at(raw, 0.5)-at(rest, 0.5), "server-overhead-p50-ms")
+}
+
+// BenchmarkMCPServerCPU is the server's own share of a tool call, in
+// process (no network, no client): the same fullhunt_host call as one plain
+// POST against GET /host/{host}, each a sub-benchmark reporting the
+// process's CPU time per call (GC and the SDK's goroutines included) and
+// its allocations, which a loaded machine does not change the way it
+// changes wall time. The tool's figures less the REST route's are the MCP
+// layer's cost.
+func BenchmarkMCPServerCPU(b *testing.B) {
+	e := apitest.New(b, "sqlite")
+	if _, err := e.Hosts.UpsertHosts(context.Background(), []host.Host{{Host: "www.bench.example", IPAddress: "52.0.0.1",
+		NetworkServices: []host.Service{{Port: 443, Service: "https", Product: "nginx"}}}}); err != nil {
+		b.Fatal(err)
+	}
+	_, key := e.Account(periscope.Account{Company: "Bench Co", Plan: "enterprise", Enterprise: true, CreditsPerMonth: 1 << 40, RateLimit: 1 << 30})
+	rawCall := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fullhunt_host","arguments":{"host":"www.bench.example"}}}`
+	serve := func(b *testing.B, newReq func() *http.Request) {
+		cpu := benchCPU()
+		for b.Loop() {
+			w := httptest.NewRecorder()
+			e.Server.ServeHTTP(w, newReq())
+			if w.Code != http.StatusOK {
+				b.Fatalf("%d %s", w.Code, w.Body)
+			}
+		}
+		b.ReportMetric(float64((benchCPU()-cpu).Microseconds())/float64(b.N), "cpu-us/op")
+	}
+	b.Run("rest", func(b *testing.B) {
+		b.ReportAllocs()
+		serve(b, func() *http.Request {
+			req := httptest.NewRequest(http.MethodGet, "/api/v1/host/www.bench.example", nil)
+			req.Header.Set("X-Api-Key", key)
+			return req
+		})
+	})
+	post := func(body string) func() *http.Request {
+		return func() *http.Request {
+			req := httptest.NewRequest(http.MethodPost, "/api/v1/mcp", strings.NewReader(body))
+			req.Header.Set("X-Api-Key", key)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			return req
+		}
+	}
+	b.Run("tool", func(b *testing.B) {
+		b.ReportAllocs()
+		serve(b, post(rawCall))
+	})
+	// A ping: the endpoint's chain and the SDK's handling of one request,
+	// no tool; what any MCP request costs before its tool runs.
+	b.Run("ping", func(b *testing.B) {
+		b.ReportAllocs()
+		serve(b, post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	})
 }
 
 // TestMCPDocsToolList keeps the tool table of docs/mcp.md equal to the
