@@ -430,6 +430,21 @@ func FuzzMCPToolArguments(f *testing.F) {
 	})
 }
 
+// mcpBenchEnv is the MCP benchmarks' server: one host, and the key of an
+// Enterprise account that neither credits nor rate limits stop.
+func mcpBenchEnv(b *testing.B) (*apitest.Env, string) {
+	e := apitest.New(b, "sqlite")
+	if _, err := e.Hosts.UpsertHosts(context.Background(), []host.Host{{Host: "www.bench.example", IPAddress: "52.0.0.1",
+		NetworkServices: []host.Service{{Port: 443, Service: "https", Product: "nginx"}}}}); err != nil {
+		b.Fatal(err)
+	}
+	_, key := e.Account(periscope.Account{Company: "Bench Co", Plan: "enterprise", Enterprise: true, CreditsPerMonth: 1 << 40, RateLimit: 1 << 30})
+	return e, key
+}
+
+// mcpBenchCall is the benchmarks' tool call, as one JSON-RPC message.
+const mcpBenchCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fullhunt_host","arguments":{"host":"www.bench.example"}}}`
+
 // BenchmarkMCPOverhead measures a tool call against its REST route over
 // real HTTP, interleaved so both see the same machine: fullhunt_host
 // against GET /host/{host}. Each sub-benchmark reports both p95s, the
@@ -440,12 +455,7 @@ func FuzzMCPToolArguments(f *testing.F) {
 // lives in the agent's process, would otherwise be collected during the
 // server's requests.
 func BenchmarkMCPOverhead(b *testing.B) {
-	e := apitest.New(b, "sqlite")
-	if _, err := e.Hosts.UpsertHosts(context.Background(), []host.Host{{Host: "www.bench.example", IPAddress: "52.0.0.1",
-		NetworkServices: []host.Service{{Port: 443, Service: "https", Product: "nginx"}}}}); err != nil {
-		b.Fatal(err)
-	}
-	_, key := e.Account(periscope.Account{Company: "Bench Co", Plan: "enterprise", Enterprise: true, CreditsPerMonth: 1 << 40, RateLimit: 1 << 30})
+	e, key := mcpBenchEnv(b)
 	timed := func(req *http.Request) time.Duration {
 		start := time.Now()
 		resp, err := http.DefaultClient.Do(req)
@@ -472,11 +482,10 @@ func BenchmarkMCPOverhead(b *testing.B) {
 		b.ReportMetric(at(tool, 0.5)-at(rest, 0.5), "overhead-p50-ms")
 	}
 	b.Run("plain-post", func(b *testing.B) {
-		rawCall := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fullhunt_host","arguments":{"host":"www.bench.example"}}}`
 		var rest, tool []time.Duration
 		for b.Loop() {
 			rest = append(rest, restCall())
-			req, _ := http.NewRequest(http.MethodPost, e.HTTP.URL+"/api/v1/mcp", strings.NewReader(rawCall))
+			req, _ := http.NewRequest(http.MethodPost, e.HTTP.URL+"/api/v1/mcp", strings.NewReader(mcpBenchCall))
 			req.Header.Set("X-Api-Key", key)
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
@@ -515,13 +524,7 @@ func BenchmarkMCPOverhead(b *testing.B) {
 // changes wall time. The tool's figures less the REST route's are the MCP
 // layer's cost.
 func BenchmarkMCPServerCPU(b *testing.B) {
-	e := apitest.New(b, "sqlite")
-	if _, err := e.Hosts.UpsertHosts(context.Background(), []host.Host{{Host: "www.bench.example", IPAddress: "52.0.0.1",
-		NetworkServices: []host.Service{{Port: 443, Service: "https", Product: "nginx"}}}}); err != nil {
-		b.Fatal(err)
-	}
-	_, key := e.Account(periscope.Account{Company: "Bench Co", Plan: "enterprise", Enterprise: true, CreditsPerMonth: 1 << 40, RateLimit: 1 << 30})
-	rawCall := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fullhunt_host","arguments":{"host":"www.bench.example"}}}`
+	e, key := mcpBenchEnv(b)
 	serve := func(b *testing.B, newReq func() *http.Request) {
 		cpu := benchCPU()
 		for b.Loop() {
@@ -552,7 +555,7 @@ func BenchmarkMCPServerCPU(b *testing.B) {
 	}
 	b.Run("tool", func(b *testing.B) {
 		b.ReportAllocs()
-		serve(b, post(rawCall))
+		serve(b, post(mcpBenchCall))
 	})
 	// A ping: the endpoint's chain and the SDK's handling of one request,
 	// no tool; what any MCP request costs before its tool runs.
