@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The host-index round of BENCHMARKS.md ("Ten million hosts"): on one engine,
 # ingest a generated internet into an empty database, measure its bytes on
-# disk, serve it with `periscope serve --rate-limit 0` and run
+# disk (and each table's), serve it with `periscope serve --rate-limit 0` and run
 # `periscope-bench search`'s mix through HTTP, time an NDJSON export, then
 # ingest a second generated million on top. Every step prints the load
 # average beside it.
@@ -47,6 +47,18 @@ size() {
 		psql -qtA "$db" -c 'SELECT pg_database_size(current_database())'
 	fi
 }
+# tables: the bytes a host of each table and index over 1 MiB (SQLite's
+# through dbstat, which reads every page: a minute or two at 10M).
+tables() {
+	if [ $engine = sqlite ]; then
+		command -v sqlite3 >/dev/null || { echo "(no sqlite3 for the bytes of each table)"; return; }
+		sqlite3 -separator ' ' "$db" "SELECT name, SUM(pgsize), SUM(pgsize) / $count FROM dbstat
+			GROUP BY name HAVING SUM(pgsize) > 1048576 ORDER BY 2 DESC"
+	else
+		psql -qtA -F ' ' "$db" -c "SELECT relname, pg_relation_size(oid), pg_relation_size(oid) / $count FROM pg_class
+			WHERE relnamespace = 'public'::regnamespace AND pg_relation_size(oid) > 1048576 ORDER BY 2 DESC"
+	fi | sed 's/^/  /; s/$/ bytes a host/'
+}
 # ingest FILE: the ingest's own summary line, its wall time and peak RSS.
 ingest() {
 	/usr/bin/time -f 'wall %e s, user %U s, sys %S s, peak RSS %M KiB' \
@@ -56,7 +68,8 @@ ingest() {
 step "ingest $count hosts into an empty $engine database"
 ingest "$hosts"
 bytes=$(size)
-echo "on disk: $bytes bytes, $((bytes / count)) bytes a host"
+echo "on disk: $bytes bytes, $((bytes / count)) bytes a host; table or index, bytes, bytes a host:"
+tables
 
 step "serve and the search mix ($rounds rounds)"
 "$BIN/periscope" account create --database "$db" --company "Round $$" --email "round$$@bench.local" \
