@@ -64,7 +64,7 @@ func TestServeFollowsCTAndReconcilesOnNudge(t *testing.T) {
 	if err := log.AddCert(chain[0]); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, storetest.DSN(t, "sqlite"), "--demo", "--ct-logs", log.URL(), "--ct-poll", "50ms", "--brand-poll", "1h")
+	s := startServer(t, storetest.DSN(t, "sqlite"), "--demo", "--allow-private-targets", "--ct-logs", log.URL(), "--ct-poll", "50ms", "--brand-poll", "1h")
 	keys := demoKeys(t, s.stdout.String())
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -40,6 +40,8 @@ func TestFirstHourEndToEnd(t *testing.T) {
 				"PERISCOPE_VULN_KEV_URL":  feed.URL + "/known_exploited_vulnerabilities.json",
 				"PERISCOPE_VULN_EPSS_URL": "off", "PERISCOPE_VULN_EXPLOITDB_URL": "off",
 				"PERISCOPE_VULN_OSV_URL": "off", "PERISCOPE_VULN_NVD_URL": "off",
+				// The feed is on loopback.
+				"PERISCOPE_ALLOW_PRIVATE_TARGETS": "true",
 			}
 			dsn := storetest.DSN(t, engine)
 			if engine == "sqlite" {

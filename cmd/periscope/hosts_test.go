@@ -162,6 +162,7 @@ func countLines(t *testing.T, path string) int {
 }
 
 // A URL source is fetched and ingested; an HTTP error is a clear error.
+// The source is on loopback, so the ingest needs --allow-private-targets.
 func TestIngestHostsFromURL(t *testing.T) {
 	body := `{"host":"www.example.com","ip_address":"93.184.215.14"}` + "\n" + `{"host":"api.example.com"}` + "\n"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -173,11 +174,11 @@ func TestIngestHostsFromURL(t *testing.T) {
 	}))
 	defer srv.Close()
 	db := storetest.DSN(t, "sqlite")
-	out, _, err := runCLI(t, "ingest", "hosts", "--database", db, srv.URL+"/hosts.ndjson")
+	out, _, err := runCLI(t, "ingest", "hosts", "--allow-private-targets", "--database", db, srv.URL+"/hosts.ndjson")
 	if err != nil || !strings.Contains(out, "read 2, stored 2 (inserted 2,") {
 		t.Fatalf("ingest from URL: %v %s", err, out)
 	}
-	if _, _, err := runCLI(t, "ingest", "hosts", "--database", db, srv.URL+"/missing"); err == nil || !strings.Contains(err.Error(), "404") {
+	if _, _, err := runCLI(t, "ingest", "hosts", "--allow-private-targets", "--database", db, srv.URL+"/missing"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("a 404 source: %v", err)
 	}
 }

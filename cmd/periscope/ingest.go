@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
@@ -25,6 +27,8 @@ type ingester func(ctx context.Context, e env, st *store.Store, cfg *config.Conf
 type ingestOpts struct {
 	json bool
 	log  *slog.Logger
+	// feeds downloads the sources given as URLs (feedClient).
+	feeds *http.Client
 }
 
 // report prints a kind's summary on stdout and, at --log-level debug,
@@ -91,6 +95,9 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 	cli.SetUsage(fs, ingestKindUsage(kind))
 	cfg.Register(fs, e.getenv)
 	registerHostIngestFlags(kind, fs, &cfg, e.getenv)
+	if err := cfg.RegisterAllowPrivate(fs, e.getenv); err != nil {
+		return err
+	}
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the ingest to this file (for benchmarks)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object on stdout (for scripts; docs/ingest.md)")
 	pos, err := cli.Parse(fs, args)
@@ -116,5 +123,9 @@ func cmdIngest(ctx context.Context, e env, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	return in(ctx, e, st, &cfg, ingestOpts{json: *asJSON, log: newLogger(e.stderr, cfg.LogLevel)}, pos)
+	// A server that never answers must not hang the ingest (a minute for
+	// the response to start); a long download may take as long as it needs.
+	feeds := feedClient(cfg.Outbound.AllowPrivateTargets, time.Minute)
+	feeds.Timeout = 0
+	return in(ctx, e, st, &cfg, ingestOpts{json: *asJSON, log: newLogger(e.stderr, cfg.LogLevel), feeds: feeds}, pos)
 }

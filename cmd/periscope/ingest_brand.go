@@ -116,6 +116,7 @@ func ingestBrand(ctx context.Context, e env, o ingestOpts, kind string, st *stor
 		return fmt.Errorf("ingest %s: load monitored domains: %w", kind, err)
 	}
 	b := brandingest.New(mon, st)
+	b.HTTPClient = o.feeds
 	prog := newProgress(e.stderr, 0) // the readers open their files (and logs) themselves
 	b.Progress = func(s hostingest.Summary) { prog.update(hostCounts(s)) }
 	read, _ := b.Source(kind)

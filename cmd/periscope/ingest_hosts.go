@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
@@ -71,7 +70,7 @@ func ingestHostSources(ctx context.Context, e env, o ingestOpts, in *hostingest.
 		return err
 	}
 	total, firstErr := ingestEach(ctx, e, files, hostCounts, func(src string, wrap func(io.Reader) io.Reader, progress func(hostingest.Summary)) (hostingest.Summary, error) {
-		return ingestHostSource(ctx, in, f, src, wrap, progress)
+		return ingestHostSource(ctx, o.feeds, in, f, src, wrap, progress)
 	})
 	o.report(e, hostReport(string(f), len(files), total), total.Skips)
 	if total.Inserted+total.Updated > 0 {
@@ -82,17 +81,13 @@ func ingestHostSources(ctx context.Context, e env, o ingestOpts, in *hostingest.
 	return firstErr
 }
 
-func ingestHostSource(ctx context.Context, in *hostingest.Ingester, f scan.Format, src string, wrap func(io.Reader) io.Reader, progress func(hostingest.Summary)) (hostingest.Summary, error) {
+func ingestHostSource(ctx context.Context, client *http.Client, in *hostingest.Ingester, f scan.Format, src string, wrap func(io.Reader) io.Reader, progress func(hostingest.Summary)) (hostingest.Summary, error) {
 	var r io.ReadCloser
 	if isURL(src) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
 		if err != nil {
 			return hostingest.Summary{Source: src}, fmt.Errorf("fetch %s: %w", src, err)
 		}
-		// A server that never answers must not hang the ingest; a long
-		// download may take as long as it needs.
-		client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment,
-			TLSHandshakeTimeout: 30 * time.Second, ResponseHeaderTimeout: time.Minute}}
 		resp, err := client.Do(req)
 		if err != nil {
 			return hostingest.Summary{Source: src}, fmt.Errorf("fetch %s: %w", src, err)

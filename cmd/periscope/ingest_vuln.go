@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/ingestreport"
@@ -41,7 +40,7 @@ func ingestVulnAs(kind string) ingester {
 		}
 		n := len(files)
 		total, firstErr := ingestEach(ctx, e, files, vulnCounts, func(src string, wrap func(io.Reader) io.Reader, progress func(vulningest.Summary)) (vulningest.Summary, error) {
-			return ingestVulnSource(ctx, in, kind, src, wrap, progress)
+			return ingestVulnSource(ctx, o.feeds, in, kind, src, wrap, progress)
 		})
 		o.report(e, vulnReport(kind, n, total), nil)
 		if total.Inserted+total.Updated > 0 {
@@ -57,7 +56,7 @@ func isURL(s string) bool {
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
 }
 
-func ingestVulnSource(ctx context.Context, in *vulningest.Ingester, kind, src string, wrap func(io.Reader) io.Reader, progress func(vulningest.Summary)) (vulningest.Summary, error) {
+func ingestVulnSource(ctx context.Context, client *http.Client, in *vulningest.Ingester, kind, src string, wrap func(io.Reader) io.Reader, progress func(vulningest.Summary)) (vulningest.Summary, error) {
 	if !isURL(src) {
 		fi, err := os.Stat(src)
 		if kind == vulningest.OSV || err != nil || fi.IsDir() {
@@ -72,7 +71,7 @@ func ingestVulnSource(ctx context.Context, in *vulningest.Ingester, kind, src st
 		defer f.Close()
 		return in.IngestReader(ctx, kind, src, wrap(f), progress)
 	}
-	f := &vuln.Fetcher{Client: &http.Client{Timeout: 30 * time.Minute}, UserAgent: "periscope/" + version, MaxRetries: 4}
+	f := &vuln.Fetcher{Client: client, UserAgent: "periscope/" + version, MaxRetries: 4}
 	resp, err := f.Get(ctx, src, vuln.Validators{}, nil)
 	if err != nil {
 		return vulningest.Summary{Source: src}, err

@@ -110,6 +110,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	}
 	// net/http's own answers to requests it cannot parse are JSON too.
 	ln = api.JSONErrorListener(ln)
+	// Said before the address, so whoever waits for it has read this too.
+	if cfg.Outbound.AllowPrivateTargets {
+		fmt.Fprintln(e.stdout, "private targets allowed (--allow-private-targets): WHOIS, RDAP, webhooks, probes and feed downloads may reach loopback, private and metadata addresses, and organizations may claim private IP ranges")
+	}
 	fmt.Fprintf(e.stdout, "periscope %s listening on http://%s (database: %s, %s)\n", version, ln.Addr(), cli.RedactDSN(cfg.Database), st.Engine())
 	fmt.Fprintf(e.stdout, "web console on http://%s/ (sign in with an API key)\n", ln.Addr())
 	printSyncSchedule(e.stdout, cfg, svc.syncGiven)

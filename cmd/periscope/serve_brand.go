@@ -39,7 +39,7 @@ func setupBrand(svc *services) error {
 	svc.workers = append(svc.workers, worker{name: "brandwatch", run: mon.Run, everyInstance: true},
 		worker{name: "brand-backfill", run: mon.RunBackfills})
 	for _, u := range ctLogs(svc.brand.CTLogs) {
-		c, err := ct.NewClient(u, ct.Options{})
+		c, err := ct.NewClient(u, ct.Options{HTTPClient: feedClient(svc.cfg.Outbound.AllowPrivateTargets, time.Minute)})
 		if err != nil {
 			return fmt.Errorf("--ct-logs: %w", err)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/vuln"
@@ -24,7 +23,7 @@ func setupVulnSync(ctx context.Context, svc *services) error {
 		Store:    vulnstore.New(svc.store),
 		Interval: cfg.SyncInterval,
 		Log:      svc.log,
-		Fetcher: &vuln.Fetcher{Client: &http.Client{Timeout: 30 * time.Minute}, UserAgent: "periscope/" + version,
+		Fetcher: &vuln.Fetcher{Client: feedClient(cfg.Outbound.AllowPrivateTargets, 30*time.Minute), UserAgent: "periscope/" + version,
 			MaxRetries: 5, BaseDelay: 5 * time.Second, MaxDelay: 10 * time.Minute},
 		Config: vulnsync.Config{KEVURL: v.KEVURL, EPSSURL: v.EPSSURL, ExploitDBURL: v.ExploitDBURL,
 			OSVURL: v.OSVURL, OSVEcosystems: v.Ecosystems(), NVDURL: v.NVDURL, NVDAPIKey: cfg.NVDAPIKey},

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/periscope-oss/periscope/internal/config"
-	"github.com/periscope-oss/periscope/internal/egress"
 	"github.com/periscope-oss/periscope/internal/ingestreport"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/tor"
@@ -59,9 +58,7 @@ func setupTor(svc *services) error {
 	if c.SyncInterval < time.Minute {
 		return errors.New("--tor-sync-interval: at least 1m (the Tor Project publishes the list about hourly)")
 	}
-	// --allow-private-targets opens every address and port (a lab list
-	// server); otherwise public addresses on 80 and 443 only.
-	client := egress.New(egress.Options{AllowPrivate: svc.cfg.Outbound.AllowPrivateTargets, Ports: []int{80, 443}}).HTTPClient(time.Minute)
+	client := feedClient(svc.cfg.Outbound.AllowPrivateTargets, time.Minute)
 	sy := &tor.Syncer{Store: torstore.New(svc.store), Client: client, URL: c.URL, Interval: c.SyncInterval, Log: svc.log}
 	svc.workers = append(svc.workers, worker{name: "tor-sync", run: sy.Run})
 	return nil

@@ -30,7 +30,8 @@ func TestIngestVulnCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "osv: 2 source(s): read 67, stored 67 (inserted 67,") {
 		t.Fatalf("osv ingest: %v\n%s", err, out)
 	}
-	// A URL is downloaded (gzip or not) and ingested; a 404 is an error naming it.
+	// A URL is downloaded (gzip or not) and ingested; a 404 is an error
+	// naming it. The upstream is on loopback: --allow-private-targets.
 	epss, _ := os.ReadFile(vulnData + "epss/vunnel_epss_scores_2025-02-20_first5rows.csv")
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/epss.csv" {
@@ -40,11 +41,11 @@ func TestIngestVulnCLI(t *testing.T) {
 		w.Write(epss)
 	}))
 	defer up.Close()
-	out, _, err = runCLI(t, "ingest", "epss", "--database", db, up.URL+"/epss.csv")
+	out, _, err = runCLI(t, "ingest", "epss", "--allow-private-targets", "--database", db, up.URL+"/epss.csv")
 	if err != nil || !strings.Contains(out, "read 5, stored 5 (inserted 5,") {
 		t.Fatalf("epss from URL: %v\n%s", err, out)
 	}
-	if _, _, err = runCLI(t, "ingest", "epss", "--database", db, up.URL+"/missing.csv"); err == nil || !strings.Contains(err.Error(), "404") {
+	if _, _, err = runCLI(t, "ingest", "epss", "--allow-private-targets", "--database", db, up.URL+"/missing.csv"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("missing URL: %v", err)
 	}
 	// A truncated catalog: the error names the file, the batches before it stay.
@@ -74,7 +75,7 @@ func TestServeVulnDemoAndSync(t *testing.T) {
 	}))
 	defer up.Close()
 	db := filepath.Join(t.TempDir(), "p.db")
-	s := startServer(t, db, "--demo", "--sync-interval", "1h", "--vuln-kev-url", up.URL+"/kev.json",
+	s := startServer(t, db, "--demo", "--allow-private-targets", "--sync-interval", "1h", "--vuln-kev-url", up.URL+"/kev.json",
 		"--vuln-epss-url=", "--vuln-exploitdb-url=", "--vuln-osv-url=", "--vuln-nvd-url=")
 	keys := demoKeys(t, s.stdout.String())
 	status, body := s.do(t, "GET", "/api/v1/vulnerability-intelligence/feed?keywords=CVE-2023-4863,CVE-2021-44228", keys["free"], "")

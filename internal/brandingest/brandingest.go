@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -56,6 +57,9 @@ type Run struct {
 	OnReject func(reason string)
 	// Progress, when set, is called with the totals after each stored batch.
 	Progress func(hostingest.Summary)
+	// HTTPClient reads CT logs; in Periscope it dials through the
+	// SSRF-safe dialer (nil: the ct package's default client).
+	HTTPClient *http.Client
 
 	mon     *brandwatch.Watcher
 	st      *store.Store
@@ -261,7 +265,7 @@ func (b *Run) Zone(ctx context.Context, src string) error {
 // CTLog reads a Certificate Transparency log from its checkpoint up to its
 // current tree head, storing the checkpoint with each batch.
 func (b *Run) CTLog(ctx context.Context, src string) error {
-	c, err := ct.NewClient(src, ct.Options{})
+	c, err := ct.NewClient(src, ct.Options{HTTPClient: b.HTTPClient})
 	if err != nil {
 		return fmt.Errorf("ct: %w", err)
 	}

@@ -7,9 +7,10 @@ import (
 )
 
 // Outbound configures every connection Periscope makes on a user's behalf
-// (WHOIS, RDAP, and the webhooks and probes that follow): they all go
-// through internal/egress, which AllowPrivateTargets opens to loopback and
-// private space.
+// (WHOIS, RDAP, and the webhooks and probes that follow) or to a URL the
+// operator gave (feeds, ingest sources): they all go through
+// internal/egress, which AllowPrivateTargets opens to loopback and private
+// space.
 type Outbound struct {
 	// AllowPrivateTargets lets outbound connections reach loopback, private,
 	// link-local and other non-public addresses on any port. Labs and tests
@@ -29,9 +30,9 @@ type Outbound struct {
 	RDAPRefresh bool
 }
 
-// RegisterOutbound adds the outbound flags to fs (serve and whois).
-func (c *Config) RegisterOutbound(fs *flag.FlagSet, getenv Getenv) error {
-	o := &c.Outbound
+// RegisterAllowPrivate adds --allow-private-targets to fs (serve, whois
+// and ingest, whose URLs are fetched under the same rule).
+func (c *Config) RegisterAllowPrivate(fs *flag.FlagSet, getenv Getenv) error {
 	allow := false
 	if v := getenv("PERISCOPE_ALLOW_PRIVATE_TARGETS"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -39,6 +40,16 @@ func (c *Config) RegisterOutbound(fs *flag.FlagSet, getenv Getenv) error {
 			return fmt.Errorf("PERISCOPE_ALLOW_PRIVATE_TARGETS must be true or false (got %q)", v)
 		}
 		allow = b
+	}
+	fs.BoolVar(&c.Outbound.AllowPrivateTargets, "allow-private-targets", allow, "let outbound connections (WHOIS, RDAP, webhooks, probes, feed and ingest URLs) reach loopback, private, link-local and metadata addresses on any port, and organizations claim private IP ranges; labs, tests and internal networks only (env PERISCOPE_ALLOW_PRIVATE_TARGETS)")
+	return nil
+}
+
+// RegisterOutbound adds the outbound flags to fs (serve and whois).
+func (c *Config) RegisterOutbound(fs *flag.FlagSet, getenv Getenv) error {
+	o := &c.Outbound
+	if err := c.RegisterAllowPrivate(fs, getenv); err != nil {
+		return err
 	}
 	rate := 30.0
 	if v := getenv("PERISCOPE_WHOIS_RATE"); v != "" {
@@ -48,7 +59,6 @@ func (c *Config) RegisterOutbound(fs *flag.FlagSet, getenv Getenv) error {
 		}
 		rate = f
 	}
-	fs.BoolVar(&o.AllowPrivateTargets, "allow-private-targets", allow, "let outbound connections made for users (WHOIS, RDAP, webhooks, probes) reach loopback and private addresses on any port; labs and tests only (env PERISCOPE_ALLOW_PRIVATE_TARGETS)")
 	fs.StringVar(&o.WhoisServers, "whois-servers", getenv("PERISCOPE_WHOIS_SERVERS"), "file of \"tld host[:port]\" lines overriding the bundled WHOIS server table (env PERISCOPE_WHOIS_SERVERS)")
 	fs.StringVar(&o.RDAPBootstrap, "rdap-bootstrap", getenv("PERISCOPE_RDAP_BOOTSTRAP"), "file in IANA's RDAP dns.json format replacing the dns bootstrap registry (env PERISCOPE_RDAP_BOOTSTRAP)")
 	fs.Float64Var(&o.WhoisRate, "whois-rate", rate, "requests per minute to each WHOIS/RDAP server (env PERISCOPE_WHOIS_RATE)")

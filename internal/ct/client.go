@@ -22,6 +22,7 @@ import (
 	"github.com/google/certificate-transparency-go/tls"
 
 	"github.com/periscope-oss/periscope/internal/cert"
+	"github.com/periscope-oss/periscope/internal/egress"
 )
 
 // maxResponseSize bounds a response body; a get-entries batch of 1,000
@@ -278,6 +279,9 @@ func (c *Client) get(ctx context.Context, method string, q url.Values, out any) 
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if errors.Is(err, egress.ErrRefused) {
+			return err // a refused destination stays refused
 		}
 		wait := c.backoff(attempt)
 		var he *HTTPError

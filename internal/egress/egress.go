@@ -86,9 +86,6 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil || port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("%w: port %q", ErrRefused, portText)
 	}
-	if !d.allowPrivate && !slices.Contains(d.ports, port) {
-		return nil, fmt.Errorf("%w: port %d not allowed", ErrRefused, port)
-	}
 	ips, err := d.resolve(ctx, network, host)
 	if err != nil {
 		return nil, err
@@ -101,6 +98,11 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 				firstErr = fmt.Errorf("egress: %s resolves to %s: %w", host, ip, err)
 			}
 			continue
+		}
+		// The address first, so that a loopback URL on an odd port is
+		// refused for being loopback.
+		if !d.allowPrivate && !slices.Contains(d.ports, port) {
+			return nil, fmt.Errorf("%w: port %d not allowed", ErrRefused, port)
 		}
 		conn, err := nd.DialContext(ctx, network, netip.AddrPortFrom(ip, uint16(port)).String())
 		if err == nil {

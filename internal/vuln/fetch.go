@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/periscope-oss/periscope/internal/egress"
 )
 
 // ErrNotModified is returned by Fetcher.Get when the server answers a
@@ -105,7 +107,8 @@ func (f *Fetcher) try(ctx context.Context, url string, prev Validators, extra ht
 	client.CheckRedirect = sameHostRedirects(f.Client.CheckRedirect)
 	resp, err := client.Do(req)
 	if err != nil {
-		if errors.Is(err, ErrCrossHostRedirect) {
+		if errors.Is(err, ErrCrossHostRedirect) || errors.Is(err, egress.ErrRefused) {
+			// A refused destination stays refused: no retry.
 			return nil, 0, fmt.Errorf("GET %s: %w", url, err)
 		}
 		if ctx.Err() != nil {
