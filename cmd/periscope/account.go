@@ -21,7 +21,8 @@ const accountUsage = `usage:
 
 ACCOUNT is an account id or company name. Settings:
   --plan LABEL  --enterprise[=false]  --oem[=false]  --credits N  --oem-credits N
-  --max-results N  --rate-limit N (requests/min per key; 0 = deployment default)
+  --max-results N  --rate-limit N (requests/min per key and route, in place of
+    serve --rate-limit; 0 = deployment default)
   --max-organizations N  --max-domains N  --max-ranges N (quotas; 0 = the default:
     100 organizations, 250 domains and 250 IP ranges per account)
   --reveal-secrets[=false] (update only: dark-web passwords and hashes in clear)
@@ -44,7 +45,7 @@ func (f *accountFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.credits, "credits", 100, "monthly credits")
 	fs.Int64Var(&f.oemCredits, "oem-credits", 0, "monthly OEM credits")
 	fs.IntVar(&f.maxResults, "max-results", 100, "max results per request")
-	fs.IntVar(&f.rateLimit, "rate-limit", 0, "requests per minute per key (0 = deployment default)")
+	fs.IntVar(&f.rateLimit, "rate-limit", 0, "requests per minute per key on each route, in place of --rate-limit (0 = deployment default)")
 	d := periscope.DefaultQuotas
 	fs.IntVar(&f.quotas.Organizations, "max-organizations", 0, fmt.Sprintf("organizations of the account (0 = default, %d)", d.Organizations))
 	fs.IntVar(&f.quotas.Domains, "max-domains", 0, fmt.Sprintf("organization domains of the account (0 = default, %d)", d.Domains))

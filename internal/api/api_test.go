@@ -394,7 +394,7 @@ func TestEntitlementMatrix(t *testing.T) {
 
 func TestRateLimitWithFrozenClock(t *testing.T) {
 	cfg := api.DefaultConfig()
-	cfg.RateLimit, cfg.AuditRateLimit = 3, 1
+	cfg.RateLimit = 3 // the audit logs' 15 of FullHunt's 60: 1
 	e := apitest.New(t, "sqlite", apitest.Options{Config: &cfg})
 	e.Clock.Set(time.Date(2026, 11, 22, 12, 0, 45, 0, time.UTC))
 	_, key := e.Account(periscope.Account{Company: "Acme", OEM: true, CreditsPerMonth: 10})
@@ -415,7 +415,7 @@ func TestRateLimitWithFrozenClock(t *testing.T) {
 	if r.Header.Get("X-RateLimit-Reset") != fmt.Sprint(time.Date(2026, 11, 22, 12, 1, 0, 0, time.UTC).Unix()) {
 		t.Errorf("X-RateLimit-Reset = %s", r.Header.Get("X-RateLimit-Reset"))
 	}
-	// The audit-log family has its own, lower limit.
+	// The audit logs have their own count, and a lower limit.
 	if r := e.Do("POST", "/api/v1/oem/account/audit-logs", key, map[string]any{}); r.Status != 200 {
 		t.Fatalf("audit 1: %d", r.Status)
 	}

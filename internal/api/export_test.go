@@ -37,6 +37,21 @@ func (s *Server) RouteNeeds() map[string]string {
 	return out
 }
 
+// RouteRates gives each registered route's per-key limit a minute at the
+// default --rate-limit (FullHunt's figures), or 0 for a public route (no
+// key, no per-key limit).
+func (s *Server) RouteRates() map[string]int {
+	out := map[string]int{}
+	for _, r := range s.routes {
+		if !r.policy.public {
+			out[r.Method+" "+r.Path] = routeLimit(r.policy.rate, generalRate)
+		} else {
+			out[r.Method+" "+r.Path] = 0
+		}
+	}
+	return out
+}
+
 // HandlePanicRoute registers a charged route whose handler panics.
 func (s *Server) HandlePanicRoute(pattern string) {
 	s.handle(pattern, charged, func(w http.ResponseWriter, r *http.Request) error { panic("boom") })

@@ -237,7 +237,7 @@ func TestMCPToolsAnswerAsREST(t *testing.T) {
 
 func TestMCPTiersAuthAndLimits(t *testing.T) {
 	cfg := api.DefaultConfig()
-	cfg.MCPRateLimit = 12
+	cfg.RateLimit = 12
 	eachWith(t, apitest.Options{Config: &cfg}, func(t *testing.T, e *apitest.Env) {
 		keys := profiles(e)
 		// A free key: 403 with the paid-plans message, before any session.

@@ -49,7 +49,7 @@ func newMetrics() *metrics {
 			Name: "periscope_credits_charged_total", Help: "Credits charged, by pool (monthly, oem).",
 		}, []string{"pool"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "periscope_rate_limit_rejections_total", Help: "Requests refused with 429, by rate-limit family.",
+			Name: "periscope_rate_limit_rejections_total", Help: "Requests refused with 429, by route family (general, oem, mcp), auth or asset-changes.",
 		}, []string{"family"}),
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.credits, m.rateLimited,

@@ -100,8 +100,9 @@ func (s *Server) Forward(w http.ResponseWriter, r *http.Request, p periscope.Pri
 
 // Allow applies to a console action that no API route serves (the
 // account's keys, one alert by id) what the wrapper applies to an
-// Enterprise route of the general family: the key's rate limit, then the
-// Enterprise entitlement when enterprise is set. Its error is the API's.
+// Enterprise route of the general rate: the key's rate limit (one count
+// for all such actions), then the Enterprise entitlement when enterprise
+// is set. Its error is the API's.
 func (s *Server) Allow(r *http.Request, p periscope.Principal, enterprise bool) error {
 	outer := info(r.Context())
 	outer.keyPrefix, outer.accountID = p.Key.Prefix, p.Account.ID
@@ -109,7 +110,7 @@ func (s *Server) Allow(r *http.Request, p periscope.Principal, enterprise bool) 
 	if p.Account.RateLimit > 0 {
 		limit = p.Account.RateLimit
 	}
-	if res := s.take(outer, p.Key.ID+"|general", limit); !res.Allowed {
+	if res := s.take(outer, p.Key.ID, "console", limit); !res.Allowed {
 		s.metrics.rateLimited.WithLabelValues("general").Inc()
 		return rateLimited(res.RetryAfter(s.now()), "Rate limit exceeded: %d requests per minute for this key.", limit)
 	}
@@ -138,17 +139,19 @@ func (s *Server) AuthFailed(r *http.Request) error {
 	return nil
 }
 
-// take applies the per-key limit: a request takes a token, except the
-// calls of a console page (page, the page's request) after its first (or
-// after Allow), so a page view is one request of the key's limit however
-// many routes it reads. (The answers of a page's calls are not sent to
-// the browser, so neither are their rate-limit headers.)
-func (s *Server) take(page *requestInfo, key string, limit int) ratelimit.Result {
-	if page != nil && page.counted {
-		return ratelimit.Result{Allowed: true, Limit: limit}
-	}
+// take applies the per-key limit: a request takes a token from the key's
+// count of its route. A console page (page, the page's request) is one
+// request of a count of its own, "console", however many routes it reads:
+// its first call (or Allow) takes the token, the others none. (The
+// answers of a page's calls are not sent to the browser, so neither are
+// their rate-limit headers.)
+func (s *Server) take(page *requestInfo, keyID, route string, limit int) ratelimit.Result {
 	if page != nil {
+		if page.counted {
+			return ratelimit.Result{Allowed: true, Limit: limit}
+		}
 		page.counted = true
+		route = "console"
 	}
-	return s.limiter.Allow(key, limit)
+	return s.limiter.Allow(keyID+"|"+route, limit)
 }

@@ -36,8 +36,15 @@ type policy struct {
 	public bool // no key needed (health, metrics, OpenAPI, docs)
 	need   entitlement
 	pool   periscope.Pool // which credits a 2xx costs; PoolNone for free routes
-	family string         // rate-limit family
-	forms  bool           // also takes application/x-www-form-urlencoded fields
+	// rate is the route's per-key limit in requests per minute at
+	// FullHunt's scale, where most routes have generalRate; 0 means
+	// generalRate. What is served is this scaled to the deployment's or
+	// the account's general rate (routeLimit).
+	rate int
+	// family labels the route's 429s in the metrics (general, oem, mcp);
+	// each route counts its own requests.
+	family string
+	forms  bool // also takes application/x-www-form-urlencoded fields
 	// streamed: the route streams its answer and reserves its own charge
 	// (from pool) before the first byte; it is not buffered.
 	streamed bool
@@ -68,21 +75,46 @@ var (
 	enterpriseChange = policy{family: "general", need: needEnterprise, assetChange: true}
 	oemCharged       = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM}
 	oemFree          = policy{family: "oem", need: needOEM}
-	oemAuditLimit    = policy{family: "oem-audit", need: needOEM}
 	// enterpriseScan is an Enterprise route costing a monthly credit,
 	// taken in the transaction that queues the scan (on-demand scans).
 	enterpriseScan = policy{family: "general", need: needEnterprise, pool: periscope.PoolMonthly, selfCharged: true}
 	// oemSelfCharged is an OEM route whose handler takes the credit with
 	// or before its side effect (on-demand scans, WHOIS lookups).
 	oemSelfCharged = policy{family: "oem", need: needOEM, pool: periscope.PoolOEM, selfCharged: true}
-	// agent is the MCP endpoint: its own per-key limit (Config.MCPRateLimit),
-	// and the key may come as a Bearer token; each tool call is then a REST
-	// request with its own policy.
+	// agent is the MCP endpoint: the key may come as a Bearer token; each
+	// tool call is then a REST request with its own policy (and counts
+	// against its own route's limit as well as this one).
 	agent = policy{family: "mcp", bearer: true, need: needPaid}
 	// chargedStream is a charged route whose handler streams and charges
 	// (/hosts/export).
 	chargedStream = policy{family: "general", pool: periscope.PoolMonthly, streamed: true}
 )
+
+// generalRate is FullHunt's per-key limit of most routes, in requests per
+// minute (docs/api.md "Rate limits"), and the scale route rates are given in.
+const generalRate = 60
+
+// limited returns p with a rate of its own: perMinute requests a minute per
+// key where the general rate is generalRate.
+func (p policy) limited(perMinute int) policy {
+	p.rate = perMinute
+	return p
+}
+
+// routeLimit is the per-key limit of a route of the given rate when the
+// general rate is base (--rate-limit, or the account's own rate): base
+// itself for a route of the general rate, and in proportion for the others
+// (at base 60 exactly FullHunt's figures; at base 120, twice them), at
+// least 1. A base of 0 or less turns the limit off.
+func routeLimit(rate, base int) int {
+	if base <= 0 {
+		return 0
+	}
+	if rate == 0 || rate == generalRate {
+		return base
+	}
+	return max(1, int((int64(rate)*int64(base)+generalRate/2)/generalRate))
+}
 
 // route is one entry of the API map.
 type route struct {
@@ -137,7 +169,7 @@ func (s *Server) wrap(pattern string, p policy, h handlerFunc) http.Handler {
 			}
 			return
 		}
-		if err := s.serveAPI(w, r, p, h); err != nil {
+		if err := s.serveAPI(w, r, pattern, p, h); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
@@ -152,7 +184,7 @@ func (s *Server) wrap(pattern string, p policy, h handlerFunc) http.Handler {
 // validated its input and succeeded (so invalid requests never hold
 // credits), and an OEM answer is released only after its audit record is
 // written (an OEM request is never served without one).
-func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h handlerFunc) (err error) {
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, pattern string, p policy, h handlerFunc) (err error) {
 	// Header lookup is case-insensitive by canonicalisation (X-API-KEY,
 	// x-api-key); the name is written canonical so Get allocates nothing.
 	in := info(r.Context())
@@ -179,19 +211,18 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	acct := principal.Account
 	in.keyPrefix, in.accountID = principal.Key.Prefix, acct.ID
 
-	limit := s.cfg.RateLimit
-	switch p.family {
-	case "oem-audit":
-		limit = s.cfg.AuditRateLimit
-	case "mcp":
-		limit = s.cfg.MCPRateLimit
-	}
+	// Each route has its own count per key, and its own limit (routeLimit).
+	base := s.cfg.RateLimit
 	if acct.RateLimit > 0 {
-		limit = acct.RateLimit
+		base = acct.RateLimit
 	}
-	// A console page counts as one request however many routes it calls
-	// (Call): its first call takes the token, the rest peek.
-	res := s.take(in.page, principal.Key.ID+"|"+p.family, limit)
+	limit := routeLimit(p.rate, base)
+	if in.page != nil {
+		// A console page is one request at the general rate however many
+		// routes it calls (take).
+		limit = base
+	}
+	res := s.take(in.page, principal.Key.ID, pattern, limit)
 	if limit > 0 {
 		h := w.Header()
 		h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
@@ -200,7 +231,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p policy, h ha
 	}
 	if !res.Allowed {
 		s.metrics.rateLimited.WithLabelValues(p.family).Inc()
-		return rateLimited(res.RetryAfter(s.now()), "Rate limit exceeded: %d requests per minute for this key.", limit)
+		return rateLimited(res.RetryAfter(s.now()), "Rate limit exceeded: %d requests per minute for this key on this route.", limit)
 	}
 
 	oem := strings.HasPrefix(r.URL.Path, "/api/v1/oem/")

@@ -1,7 +1,10 @@
 package api
 
 // registerRoutes is the whole API map. Policies (route.go) decide
-// authentication, entitlement, credits and rate-limit family.
+// authentication, entitlement, credits and rate limit: every route is
+// limited per key at FullHunt's general rate (60 a minute) unless its
+// policy is limited(n) to the rate FullHunt documents for it (docs/api.md
+// "Rate limits" gives the source of each).
 func (s *Server) registerRoutes() {
 	// Operations and documentation: no key.
 	s.handle("GET /healthz", public, s.handleHealthz)
@@ -26,8 +29,8 @@ func (s *Server) registerRoutes() {
 	s.handle("PUT /api/v1/enterprise/organizations/{org_id}/ip-ranges/settings", enterpriseChange, s.handleIPRangeSettings)
 
 	// OEM account (§4.7).
-	s.handle("POST /api/v1/oem/account/audit-logs", oemAuditLimit, s.handleAuditLogs)
-	s.handle("POST /api/v1/oem/account/credits", oemFree, s.handleOEMCredits)
+	s.handle("POST /api/v1/oem/account/audit-logs", oemFree.limited(15), s.handleAuditLogs)
+	s.handle("POST /api/v1/oem/account/credits", oemFree.limited(30), s.handleOEMCredits)
 
 	// Capabilities register below, one line per route.
 	// <routes:vuln>

@@ -25,14 +25,12 @@ import (
 
 // Config holds the API's settings.
 type Config struct {
-	// RateLimit is the default per-key limit in requests per minute for
-	// every route family but the OEM audit logs; 0 turns per-key limiting off.
+	// RateLimit is the general per-key limit in requests per minute (each
+	// route counts on its own): the limit of every route at FullHunt's
+	// general rate, and the scale of the routes FullHunt documents at
+	// another rate (routeLimit); an account's own rate takes its place.
+	// 0 turns per-key limiting off.
 	RateLimit int
-	// AuditRateLimit is the per-key limit of POST /oem/account/audit-logs.
-	AuditRateLimit int
-	// MCPRateLimit is the per-key limit of POST /api/v1/mcp (each tool
-	// call also counts against its REST route's limit).
-	MCPRateLimit int
 	// AuthFailLimit is how many failed authentications a client IP may make
 	// per minute before it gets 429s.
 	AuthFailLimit int
@@ -61,7 +59,7 @@ type Config struct {
 
 // DefaultConfig returns FullHunt's published limits.
 func DefaultConfig() Config {
-	return Config{RateLimit: 60, AuditRateLimit: 15, MCPRateLimit: 60, AuthFailLimit: 30, MaxBodyBytes: 1 << 20,
+	return Config{RateLimit: generalRate, AuthFailLimit: 30, MaxBodyBytes: 1 << 20,
 		RangeLimits: asset.DefaultLimits, Version: "dev", AssetChangeLimit: 30}
 }
 

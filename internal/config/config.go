@@ -78,7 +78,7 @@ func (c *Config) RegisterServe(fs *flag.FlagSet, getenv Getenv) error {
 		return err
 	}
 	fs.StringVar(&c.Addr, "addr", env("PERISCOPE_ADDR", "127.0.0.1:8080"), "listen address (env PERISCOPE_ADDR)")
-	fs.IntVar(&c.RateLimit, "rate-limit", rl, "requests per minute per key and route family; 0 turns it off (env PERISCOPE_RATE_LIMIT)")
+	fs.IntVar(&c.RateLimit, "rate-limit", rl, "requests per minute per key on each route at FullHunt's general rate; routes FullHunt limits lower scale with it (docs/api.md); 0 turns per-key limits off (env PERISCOPE_RATE_LIMIT)")
 	fs.IntVar(&c.AuthFailLimit, "auth-fail-limit", afl, "failed authentications per minute per client IP (env PERISCOPE_AUTH_FAIL_LIMIT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "time given to in-flight requests at shutdown")
 	fs.BoolVar(&c.Demo, "demo", false, "create the demo accounts (printing their keys) and load the bundled demo data")
