@@ -4,12 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
@@ -35,6 +38,7 @@ func benchBaseline(ctx context.Context, e env, args []string) error {
 	load := fs.Bool("load", true, "drop, create and load the baseline table; false reuses it")
 	rounds := fs.Int("rounds", 20, "times each query of the mix runs")
 	workMem := fs.String("work-mem", "64MB", "work_mem of the baseline's session")
+	timeout := fs.Duration("timeout", 0, "statement_timeout of the baseline's queries (0: none); a query past it is reported as timed out")
 	if pos, err := cli.Parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -127,7 +131,13 @@ func benchBaseline(ctx context.Context, e env, args []string) error {
 		names = append(names, g.Host(i).Host)
 	}
 	mix := baselineMix(names)
+	if *timeout > 0 {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf(`SET statement_timeout = %d`, timeout.Milliseconds())); err != nil {
+			return fmt.Errorf("bench baseline: statement_timeout: %w", err)
+		}
+	}
 	lat := map[string][]time.Duration{}
+	timedOut := map[string]int{}
 	var order []string
 	for r := 0; r < *rounds; r++ {
 		for _, q := range mix {
@@ -139,18 +149,22 @@ func benchBaseline(ctx context.Context, e env, args []string) error {
 				}
 			}
 			start := time.Now()
-			if err := runBaselineQuery(ctx, conn, q); err != nil {
+			if err := runBaselineQuery(ctx, conn, q); canceled(err) && *timeout > 0 {
+				timedOut[q.kind]++
+			} else if err != nil {
 				return fmt.Errorf("bench baseline: %s: %w", q.kind, err)
 			}
 			lat[q.kind] = append(lat[q.kind], time.Since(start))
 		}
 	}
-	fmt.Fprintf(e.stdout, "%-36s %8s %10s %10s %10s\n", "query (baseline, SQL)", "queries", "p50", "p95", "p99")
+	fmt.Fprintf(e.stdout, "%-36s %8s %10s %10s %10s %s\n", "query (baseline, SQL)", "queries", "p50", "p95", "p99", "timed out")
 	for _, k := range order {
 		l := lat[k]
 		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
 		pct := func(p float64) time.Duration { return l[int(float64(len(l)-1)*p)].Round(10 * time.Microsecond) }
-		fmt.Fprintf(e.stdout, "%-36s %8d %10s %10s %10s\n", k, len(l), pct(.50), pct(.95), pct(.99))
+		// A timed-out query counts at the timeout: the percentiles are then
+		// lower bounds.
+		fmt.Fprintf(e.stdout, "%-36s %8d %10s %10s %10s %d\n", k, len(l), pct(.50), pct(.95), pct(.99), timedOut[k])
 	}
 	return nil
 }
@@ -216,6 +230,13 @@ func baselineMix(names []string) []baselineQuery {
 		qs = append(qs, baselineQuery{kind: "host", sql: `SELECT doc FROM baseline_hosts WHERE name = $1`, args: []any{n}})
 	}
 	return qs
+}
+
+// canceled reports whether err is PostgreSQL's query_canceled, what a
+// statement_timeout gives.
+func canceled(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "57014"
 }
 
 // runBaselineQuery runs a query's page and count and reads every row.
