@@ -309,7 +309,7 @@ func (s *Server) brandSearch(w http.ResponseWriter, r *http.Request, kind, listN
 		return err
 	}
 	acct := principalOf(r).Account
-	fs, err := s.brand.Search(r.Context(), base, kind, min(oemSearchLimit, max(acct.MaxResultsPerRequest, 1)))
+	fs, err := s.brand.Search(r.Context(), acct.ID, base, kind, min(oemSearchLimit, max(acct.MaxResultsPerRequest, 1)))
 	if err != nil {
 		return err
 	}

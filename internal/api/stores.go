@@ -92,7 +92,7 @@ type BrandListings interface {
 // BrandWatcher is the running brand watcher behind the OEM phishing and
 // typosquatting searches (brand.go). *brandwatch.Watcher implements it.
 type BrandWatcher interface {
-	Search(ctx context.Context, base, kind string, limit int) ([]brandstore.Finding, error)
+	Search(ctx context.Context, account, base, kind string, limit int) ([]brandstore.Finding, error)
 }
 
 // IPEnricher describes an address from the enrichment tables the host

@@ -485,7 +485,10 @@ func insertFindings(ctx context.Context, tx *store.Tx, fs []Finding, st *Finding
 		// names: a caller's wrong account id never files a finding under
 		// another account. (Both engines name a VALUES list's columns
 		// column1, column2, ….)
-		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.column1 AND o.account_id = v.column2)`)
+		// Nor is one whose name is another account's domain or below it:
+		// such a name is that account's own, not a look-alike (issue 29).
+		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = v.column1 AND o.account_id = v.column2) AND `)
+		q.WriteString(store.NotClaimedByOther(tx.Dialect(), "v.column4", "v.column2"))
 		res, err := tx.Exec(ctx, q.String(), args...)
 		if err != nil {
 			return fmt.Errorf("insert findings: %w", err)
@@ -569,9 +572,12 @@ func scanFinding(rows *sql.Rows, raw bool) (Finding, error) {
 // number of findings the query matches.
 func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, error) {
 	from, args := ` FROM brand_findings`, []any(nil)
-	// Not what another account's domain claim covers (internal/store/orgs.go).
-	where := ` WHERE account_id = ? AND kind = ?` + fmt.Sprintf(store.NotClaimedByOtherSQL, "brand_findings.base_domain")
-	wargs := append([]any{q.AccountID, q.Kind}, store.NotClaimedByOtherArgs(q.AccountID)...)
+	// Neither the look-alike nor the base domain under another account's
+	// domain claim (internal/store/orgs.go).
+	d := s.st.Dialect()
+	where := ` WHERE account_id = ? AND kind = ? AND ` + store.NotClaimedByOther(d, "brand_findings.base_domain", "?") +
+		` AND ` + store.NotClaimedByOther(d, "brand_findings.domain", "?")
+	wargs := append(append([]any{q.AccountID, q.Kind}, store.NotClaimedByOtherArgs(q.AccountID)...), store.NotClaimedByOtherArgs(q.AccountID)...)
 	if q.Q != "" {
 		sub := strings.ToLower(q.Q)
 		if f, fargs, ok := s.dl.substringFrom(sub); ok && !s.noGrams {
@@ -589,9 +595,13 @@ func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, erro
 	count, cargs := `SELECT COUNT(*)`+where, args
 	if q.Q == "" && q.From == 0 && q.To == 0 && !s.noCounts {
 		// Unfiltered: the per-base-domain counts (migration 15), under the
-		// same claim filter, instead of a walk of every finding.
-		count = `SELECT COALESCE(SUM(n), 0) FROM brand_finding_counts WHERE account_id = ? AND kind = ?` +
-			fmt.Sprintf(store.NotClaimedByOtherSQL, "brand_finding_counts.base_domain")
+		// same base-domain filter, instead of a walk of every finding. No
+		// stored finding's look-alike lies under another account's claim
+		// (insertFindings, DropFindingsUnder) once the brand monitor has
+		// seen the claim.
+		count = `SELECT COALESCE(SUM(n), 0) FROM brand_finding_counts WHERE account_id = ? AND kind = ? AND ` +
+			store.NotClaimedByOther(d, "brand_finding_counts.base_domain", "?")
+		cargs = append([]any{q.AccountID, q.Kind}, store.NotClaimedByOtherArgs(q.AccountID)...)
 	}
 	if err := s.queryRow(ctx, count, cargs...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count findings: %w", err)
@@ -618,13 +628,16 @@ func (s *Store) Findings(ctx context.Context, q ListQuery) ([]Finding, int, erro
 
 // FindingsByBase returns up to limit findings of one kind for a base domain
 // across all organizations, one per domain (the highest score), for the OEM
-// searches.
-func (s *Store) FindingsByBase(ctx context.Context, base, kind string, limit int) ([]Finding, error) {
+// searches of account: none whose look-alike lies under another account's
+// domain claim.
+func (s *Store) FindingsByBase(ctx context.Context, account, base, kind string, limit int) ([]Finding, error) {
 	// One finding a domain (several organizations may monitor the same
 	// brand), the most convincing; then the page.
+	args := append([]any{base, kind}, store.NotClaimedByOtherArgs(account)...)
 	rows, err := s.query(ctx, `SELECT `+findingCols+` FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY domain
-		ORDER BY score DESC, date_added DESC, id) AS rn FROM brand_findings WHERE base_domain = ? AND kind = ?) f
-		WHERE rn = 1 ORDER BY score DESC, date_added DESC, id LIMIT ?`, base, kind, limit)
+		ORDER BY score DESC, date_added DESC, id) AS rn FROM brand_findings WHERE base_domain = ? AND kind = ? AND `+
+		store.NotClaimedByOther(s.st.Dialect(), "brand_findings.domain", "?")+`) f
+		WHERE rn = 1 ORDER BY score DESC, date_added DESC, id LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("find findings of %q: %w", base, err)
 	}
@@ -654,9 +667,9 @@ type OrgCertificate struct {
 // q matches the covered name, subject or issuer (substring), a SAN name, or
 // a SHA-256 fingerprint or serial number (exactly).
 func (s *Store) OrgCertificates(ctx context.Context, q ListQuery) ([]OrgCertificate, int, error) {
-	where := ` FROM org_certificates oc JOIN certificates c ON c.id = oc.certificate_id WHERE oc.account_id = ?` +
-		fmt.Sprintf(store.NotClaimedByOtherSQL, "oc.domain")
 	// Not what another account's domain claim covers (internal/store/orgs.go).
+	where := ` FROM org_certificates oc JOIN certificates c ON c.id = oc.certificate_id WHERE oc.account_id = ? AND ` +
+		store.NotClaimedByOther(s.st.Dialect(), "oc.domain", "?")
 	args := append([]any{q.AccountID}, store.NotClaimedByOtherArgs(q.AccountID)...)
 	if q.Q != "" {
 		low := strings.ToLower(q.Q)

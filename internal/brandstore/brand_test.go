@@ -207,7 +207,7 @@ func TestFindingsByBaseOneADomain(t *testing.T) {
 		if _, err := s.UpsertFindings(ctx, fs); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.FindingsByBase(ctx, "paypal.com", "TypoSquatting", 3)
+		got, err := s.FindingsByBase(ctx, "", "paypal.com", "TypoSquatting", 3)
 		if err != nil || len(got) != 3 || got[0].Domain != "paypa1.com" || got[1].Domain != "paypai.com" || got[2].Domain != "paypall.com" {
 			t.Fatalf("findings %+v %v", got, err)
 		}

@@ -3,6 +3,8 @@ package brandstore
 import (
 	"context"
 	"fmt"
+
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // FindingRow is a stored finding as the alert rules read it.
@@ -18,13 +20,19 @@ type FindingRow struct {
 	DateAdded      int64
 }
 
+// selectFindingsAfter reads findings in id order, leaving out those its
+// account's listings hide (%s: the claim conditions of both names).
 const selectFindingsAfter = `SELECT id, organization_id, account_id, kind, domain, base_domain, reason, score, date_added
-	FROM brand_findings WHERE id > ? ORDER BY id LIMIT ?`
+	FROM brand_findings WHERE id > ?%s ORDER BY id LIMIT ?`
 
 // FindingsAfter returns up to limit findings with ids above after, in id
-// order (the alert rules' feed of new findings).
+// order (the alert rules' feed of new findings), none whose look-alike or
+// base domain lies under another account's domain claim than its own.
 func (s *Store) FindingsAfter(ctx context.Context, after int64, limit int) ([]FindingRow, error) {
-	rows, err := s.query(ctx, selectFindingsAfter, after, limit)
+	d := s.st.Dialect()
+	claims := " AND " + store.NotClaimedByOther(d, "brand_findings.domain", "brand_findings.account_id") +
+		" AND " + store.NotClaimedByOther(d, "brand_findings.base_domain", "brand_findings.account_id")
+	rows, err := s.query(ctx, fmt.Sprintf(selectFindingsAfter, claims), after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("findings after %d: %w", after, err)
 	}

@@ -497,6 +497,11 @@ func (m *Watcher) backfillState(st *state, todo []assetRef) (*state, error) {
 func (m *Watcher) linkCertificates(ctx context.Context, todo []assetRef, rs *reconcileStats) (map[string]map[string]bool, error) {
 	var orgs []string
 	for _, r := range todo {
+		// The names under a new claim are its account's own: no other
+		// account's finding may show them any longer.
+		if _, err := m.brand.DropFindingsUnder(ctx, r.Domain); err != nil {
+			return nil, err
+		}
 		n, err := m.brand.LinkCertificatesUnder(ctx, r.OrgID, r.AccountID, r.Domain)
 		if err != nil {
 			return nil, err

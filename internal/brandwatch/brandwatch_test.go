@@ -266,11 +266,11 @@ func TestSearchOnDemand(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := brandwatch.New(st, hs, bs, brandwatch.Options{})
-		typos, err := m.Search(ctx, "github.com", brand.TypoSquatting, 50)
+		typos, err := m.Search(ctx, "", "github.com", brand.TypoSquatting, 50)
 		if err != nil || len(typos) != 1 || typos[0].Domain != "githuh.com" || len(typos[0].DNSHistory) != 1 {
 			t.Errorf("typosquatting %+v %v", typos, err)
 		}
-		phish, err := m.Search(ctx, "github.com", brand.PotentialPhishing, 50)
+		phish, err := m.Search(ctx, "", "github.com", brand.PotentialPhishing, 50)
 		if err != nil || len(phish) != 1 || phish[0].Domain != "github-login.xyz" {
 			t.Errorf("phishing %+v %v", phish, err)
 		}

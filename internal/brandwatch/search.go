@@ -51,12 +51,14 @@ func BaseDomain(query string) (string, error) {
 // A monitored domain answers from its stored findings; any other is computed
 // on demand: its candidates are looked up in the host index (typosquatting)
 // or the index names holding its label are classified (phishing).
-func (m *Watcher) Search(ctx context.Context, base, kind string, limit int) ([]brandstore.Finding, error) {
+//
+// Neither shows account a look-alike under another account's domain claim.
+func (m *Watcher) Search(ctx context.Context, account, base, kind string, limit int) ([]brandstore.Finding, error) {
 	if _, err := m.ensure(ctx); err != nil {
 		return nil, err
 	}
 	if m.Monitored(base) {
-		return m.brand.FindingsByBase(ctx, base, kind, limit)
+		return m.brand.FindingsByBase(ctx, account, base, kind, limit)
 	}
 	mt, err := brand.New([]brand.Brand{{Domain: base}}, m.opts.Brand)
 	if err != nil {
@@ -88,6 +90,10 @@ func (m *Watcher) Search(ctx context.Context, base, kind string, limit int) ([]b
 		}
 		hits = append(hits, ms[0])
 	}
+	hits, err = m.visible(ctx, account, hits)
+	if err != nil {
+		return nil, err
+	}
 	slices.SortFunc(hits, func(a, b brand.Match) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Domain, b.Domain))
 	})
@@ -117,4 +123,21 @@ func (m *Watcher) Search(ctx context.Context, base, kind string, limit int) ([]b
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// visible keeps the matches whose names account may be shown.
+func (m *Watcher) visible(ctx context.Context, account string, hits []brand.Match) ([]brand.Match, error) {
+	names := make([]string, len(hits))
+	for i, h := range hits {
+		names[i] = h.Domain
+	}
+	keep, err := m.brand.VisibleNames(ctx, account, names)
+	if err != nil {
+		return nil, err
+	}
+	ok := make(map[string]bool, len(keep))
+	for _, n := range keep {
+		ok[n] = true
+	}
+	return slices.DeleteFunc(hits, func(h brand.Match) bool { return !ok[h.Domain] }), nil
 }

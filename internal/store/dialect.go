@@ -72,6 +72,9 @@ type Dialect interface {
 	feeds() bool
 	configure(*sql.DB)
 	rebind(string) string
+	// strpos is the SQL expression of the 1-based position of sub in s,
+	// 0 when absent.
+	strpos(s, sub string) string
 	lockMigrations(context.Context, *Tx) error
 	// checkpoints says whether the store runs its own WAL checkpointer
 	// (Store.checkpointLoop).
@@ -244,6 +247,8 @@ func (sqliteDialect) configure(db *sql.DB) {
 
 func (sqliteDialect) rebind(q string) string { return q }
 
+func (sqliteDialect) strpos(s, sub string) string { return "INSTR(" + s + ", " + sub + ")" }
+
 func (d sqliteDialect) Name() string                              { return d.name() }
 func (d sqliteDialect) Rebind(q string) string                    { return d.rebind(q) }
 func (sqliteDialect) TakeTurns(context.Context, *Tx, int64) error { return nil }
@@ -313,6 +318,8 @@ func (postgres) rebind(q string) string {
 	}
 	return b.String()
 }
+
+func (postgres) strpos(s, sub string) string { return "STRPOS(" + s + ", " + sub + ")" }
 
 func (d postgres) Name() string           { return d.name() }
 func (d postgres) Rebind(q string) string { return d.rebind(q) }

@@ -313,18 +313,23 @@ func (s *Store) AllAssets(ctx context.Context, kind string) ([]periscope.Asset, 
 	return out, rows.Err()
 }
 
-// NotClaimedByOtherSQL keeps out of an account's
-// listings what comes from another account's claim: a row whose name (%s:
-// the finding's base domain, the certificate's covered name) is another
-// account's claimed domain or below one, unless that claim itself lies
-// below one of the account's own (a domain claim covers its subdomains, so
-// the parent's owner wins). AddAsset now refuses such overlapping claims;
-// this guards rows linked before it did. Arguments: NotClaimedByOtherArgs.
-const NotClaimedByOtherSQL = ` AND NOT EXISTS (SELECT 1 FROM asset_claims oc2 WHERE oc2.kind = ? AND oc2.account_id <> ?
-	AND (%[1]s = oc2.value OR %[1]s LIKE '%%.' || oc2.value)
-	AND NOT EXISTS (SELECT 1 FROM asset_claims mine WHERE mine.kind = ? AND mine.account_id = ?
-		AND (oc2.value = mine.value OR oc2.value LIKE '%%.' || mine.value)))`
+// NotClaimedByOther is the condition that keeps out of
+// what account (an SQL expression: "?", then NotClaimedByOtherArgs, or a
+// column) is shown a row whose name (an SQL expression: a finding's domain
+// or base domain, a certificate's covered name) is another account's
+// claimed domain or below one. Where claims nest (AddAsset refuses that
+// now; older rows may), the topmost claim decides: a domain claim covers
+// its subdomains, so the parent's owner wins. The claims are found by
+// walking up the name's labels, one primary-key look-up a label, whatever
+// the number of claims.
+func NotClaimedByOther(d Dialect, name, account string) string {
+	return fmt.Sprintf(`COALESCE((WITH RECURSIVE up(n) AS (SELECT %[1]s UNION ALL
+		SELECT SUBSTR(n, %[3]s + 1) FROM up WHERE %[3]s > 0)
+		SELECT c.account_id FROM up JOIN asset_claims c ON c.kind = '%[4]s' AND c.value = up.n
+		ORDER BY LENGTH(up.n) LIMIT 1), %[2]s) = %[2]s`, name, account, d.strpos("n", "'.'"), periscope.AssetDomain)
+}
 
+// NotClaimedByOtherArgs are the arguments of NotClaimedByOther(d, name, "?").
 func NotClaimedByOtherArgs(accountID string) []any {
-	return []any{periscope.AssetDomain, accountID, periscope.AssetDomain, accountID}
+	return []any{accountID, accountID}
 }
