@@ -68,14 +68,15 @@ func registerAlertFlags(fs *flag.FlagSet, getenv config.Getenv) (*alertsConfig, 
 	fs.DurationVar(&c.Baseline, "alert-baseline", c.Baseline,
 		"how long after an asset's first data its changes are a silent baseline, not alerts (env PERISCOPE_ALERT_BASELINE)")
 	fs.StringVar(&c.SecretsKeyFile, "secrets-key-file", getenv("PERISCOPE_SECRETS_KEY_FILE"),
-		"file holding the key webhook secrets are sealed with (created with mode 0600 on first use; default periscope-secrets.key beside the SQLite database, or secrets.key in ~/.local/share/periscope for PostgreSQL; back it up, every instance needs the same one) (env PERISCOPE_SECRETS_KEY_FILE)")
+		"file holding the key webhook secrets and the audit records of dark-web searches are sealed with (created with mode 0600 on first use; default periscope-secrets.key beside the SQLite database, or secrets.key in ~/.local/share/periscope for PostgreSQL; back it up, every instance needs the same one) (env PERISCOPE_SECRETS_KEY_FILE)")
 	return c, nil
 }
 
 // unlockWebhookSecrets loads (creating on first use) the secrets key and
 // unlocks the webhook secrets with it: refused when they were sealed with
 // another key; endpoints stored in clear by an older release are sealed. A
-// new key file is written only when no secret is sealed yet.
+// new key file is written only when no secret is sealed yet. The API seals
+// the audit records of dark-web searches with the same key.
 func unlockWebhookSecrets(ctx context.Context, svc *services, as *alertstore.Store) error {
 	path, err := keyFilePath(svc.alerts.SecretsKeyFile, keyfile.Secrets, svc.cfg.Database, svc.getenv, svc.log)
 	if err != nil {
@@ -105,6 +106,8 @@ func unlockWebhookSecrets(ctx context.Context, svc *services, as *alertstore.Sto
 	if n > 0 {
 		svc.log.Info("sealed webhook secrets stored in clear by an older release", "endpoints", n, "key_id", k.ID())
 	}
+	// The same key seals the audit records of dark-web searches.
+	svc.deps.AuditKey = k
 	return nil
 }
 

@@ -69,28 +69,51 @@ func (k *SecretsKey) seal(endpointID, secret string) (string, error) {
 	if secret == "" {
 		return "", nil
 	}
-	nonce := make([]byte, k.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return "", err
-	}
-	ct := k.aead.Seal(nonce, nonce, []byte(secret), []byte("webhook_endpoints:"+endpointID))
-	return sealedPrefix + base64.StdEncoding.EncodeToString(ct), nil
+	return k.Seal("webhook_endpoints:"+endpointID, []byte(secret))
 }
 
 func (k *SecretsKey) open(endpointID, sealed string) (string, error) {
 	if sealed == "" {
 		return "", nil
 	}
-	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(sealed, sealedPrefix))
-	if !strings.HasPrefix(sealed, sealedPrefix) || err != nil || len(b) < k.aead.NonceSize() {
+	pt, err := k.Open("webhook_endpoints:"+endpointID, sealed)
+	switch {
+	case errors.Is(err, errNotSealed):
 		return "", fmt.Errorf("webhook endpoint %s: secret is not sealed", endpointID)
-	}
-	n := k.aead.NonceSize()
-	pt, err := k.aead.Open(nil, b[:n], b[n:], []byte("webhook_endpoints:"+endpointID))
-	if err != nil {
+	case err != nil:
 		return "", fmt.Errorf("webhook endpoint %s: secret does not open with %s", endpointID, k)
 	}
 	return string(pt), nil
+}
+
+var errNotSealed = errors.New("not a sealed value")
+
+// Seal encrypts plain with AES-256-GCM under a fresh nonce, bound to
+// purpose (associated data naming what the value is and whose: a sealed
+// value copied to another row, table or owner does not open), as "v1:" and
+// base64.
+func (k *SecretsKey) Seal(purpose string, plain []byte) (string, error) {
+	nonce := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+len(plain)+k.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", err
+	}
+	ct := k.aead.Seal(nonce, nonce, plain, []byte(purpose))
+	return sealedPrefix + base64.StdEncoding.EncodeToString(ct), nil
+}
+
+// Open decrypts a value Seal sealed for purpose. It fails for a value
+// sealed with another key or for another purpose.
+func (k *SecretsKey) Open(purpose, sealed string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(sealed, sealedPrefix))
+	if !strings.HasPrefix(sealed, sealedPrefix) || err != nil || len(b) < k.aead.NonceSize() {
+		return nil, errNotSealed
+	}
+	n := k.aead.NonceSize()
+	pt, err := k.aead.Open(nil, b[:n], b[n:], []byte(purpose))
+	if err != nil {
+		return nil, fmt.Errorf("value does not open with %s", k)
+	}
+	return pt, nil
 }
 
 // LoadOrCreateSecretsKey reads the key file at path (64 hex digits, mode

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -32,14 +34,60 @@ const (
 )
 
 // audit writes the trail record of an OEM request: the body's query_tags and
-// the rest of the body, secrets redacted at every depth, bounded.
+// the rest of the body, secrets redacted at every depth, bounded. The rest
+// of a dark-web search (the email, name or phone it looks for) is sealed
+// for the account (sealAudit).
 func (s *Server) audit(r *http.Request, p *periscope.Principal, status, charged int) error {
 	tags, req := auditBody(requestBody(r))
 	e := &periscope.AuditEntry{AccountID: p.Account.ID, KeyPrefix: p.Key.Prefix, Time: s.now(), Method: r.Method,
 		Endpoint: strings.TrimPrefix(r.URL.Path, "/api/v1"), StatusCode: status, CreditsCharged: charged,
 		QueryTags: tags, Request: req}
+	if strings.HasPrefix(e.Endpoint, sealedAuditPrefix) {
+		if err := s.sealAudit(e); err != nil {
+			return err
+		}
+	}
 	// The trail is written even when the client has gone.
 	return s.accounts.AddAudit(context.WithoutCancel(r.Context()), e)
+}
+
+// sealedAuditPrefix is the endpoints whose requests name a person: their
+// audit records keep the request sealed.
+const sealedAuditPrefix = "/oem/darkweb/"
+
+// sealedAuditRequest is what the request column holds for a sealed record,
+// and what its account is shown when the record does not open (sealed
+// with another secrets key than the server's).
+var sealedAuditRequest = []byte(`{"sealed":true}`)
+
+// auditPurpose binds a sealed request to its account: moved to another
+// account's record, it does not open.
+func auditPurpose(accountID string) string { return "audit_logs.request:" + accountID }
+
+// sealAudit moves e's request into SealedRequest, sealed for its account.
+func (s *Server) sealAudit(e *periscope.AuditEntry) error {
+	if s.auditKey == nil {
+		return errors.New("no secrets key to seal the audit record of a dark-web search")
+	}
+	sealed, err := s.auditKey.Seal(auditPurpose(e.AccountID), e.Request)
+	if err != nil {
+		return fmt.Errorf("seal audit record: %w", err)
+	}
+	e.Request, e.SealedRequest = sealedAuditRequest, sealed
+	return nil
+}
+
+// openAudit returns the request of e as its account is shown it.
+func (s *Server) openAudit(e periscope.AuditEntry) json.RawMessage {
+	if e.SealedRequest == "" {
+		return e.Request
+	}
+	if s.auditKey != nil {
+		if plain, err := s.auditKey.Open(auditPurpose(e.AccountID), e.SealedRequest); err == nil {
+			return plain
+		}
+	}
+	return sealedAuditRequest
 }
 
 // auditBody returns what the trail keeps of a request body: its query_tags
@@ -205,7 +253,7 @@ func (s *Server) handleAuditLogs(w http.ResponseWriter, r *http.Request) error {
 	out := make([]auditLogJSON, len(logs))
 	for i, e := range logs {
 		out[i] = auditLogJSON{ID: e.ID, Timestamp: e.Time.Unix(), Method: e.Method, Endpoint: e.Endpoint,
-			StatusCode: e.StatusCode, CreditsCharged: e.CreditsCharged, QueryTags: e.QueryTags, Request: e.Request, APIKey: e.KeyPrefix}
+			StatusCode: e.StatusCode, CreditsCharged: e.CreditsCharged, QueryTags: e.QueryTags, Request: s.openAudit(e), APIKey: e.KeyPrefix}
 	}
 	pages := (total + auditPerPage - 1) / auditPerPage
 	writeJSON(w, http.StatusOK, map[string]any{"response": map[string]any{

@@ -122,6 +122,10 @@ type Deps struct {
 	OrgProfiles OrgProfiles
 	// Domains is the Nexus domain collection.
 	Domains DomainCollection
+	// AuditKey seals the audit records of requests that name a person
+	// (the OEM dark-web search) for their account; without it such a
+	// request cannot be audited and fails with 503.
+	AuditKey AuditKey
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -157,13 +161,14 @@ type Server struct {
 	tor         TorExits
 	orgProfiles OrgProfiles
 	domains     DomainCollection
+	auditKey    AuditKey
 }
 
 // NewServer returns the API with every route registered.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{cfg: cfg, accounts: d.Accounts, orgs: d.Orgs, hosts: d.Hosts, vulns: d.Vulns, listings: d.Listings, log: d.Log, now: d.Now, ready: d.Ready, mux: http.NewServeMux(),
 		brand: d.Brand, changed: d.AssetsChanged, whois: d.Whois, alerts: d.Alerts, scans: d.Scans, darkweb: d.Darkweb, claims: d.Claims, enrich: d.Enrich, whoisRec: d.WhoisRecords, access: d.AccessLog,
-		history: d.History, tor: d.Tor, orgProfiles: d.OrgProfiles, domains: d.Domains}
+		history: d.History, tor: d.Tor, orgProfiles: d.OrgProfiles, domains: d.Domains, auditKey: d.AuditKey}
 	if s.now == nil {
 		s.now = time.Now
 	}

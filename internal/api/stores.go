@@ -82,6 +82,13 @@ type Vulns interface {
 	CVEScores(ctx context.Context, cveIDs []string) (map[string]vulnstore.CVEScore, error)
 }
 
+// AuditKey seals and opens the audit records of requests that name a
+// person. *alertstore.SecretsKey implements it.
+type AuditKey interface {
+	Seal(purpose string, plain []byte) (string, error)
+	Open(purpose, sealed string) ([]byte, error)
+}
+
 // BrandListings is what the brand listing routes (brand.go) read.
 // *brandstore.Store implements it.
 type BrandListings interface {

@@ -141,4 +141,8 @@ type AuditEntry struct {
 	CreditsCharged int
 	QueryTags      []byte // JSON object
 	Request        []byte // JSON body with secrets removed
+	// SealedRequest, when set, is Request sealed with the secrets key for
+	// the account (a request naming a person: dark-web searches); Request
+	// is then {"sealed":true} at rest.
+	SealedRequest string
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/periscope-oss/periscope/internal/periscope"
 )
 
-// AddAudit records one request to an OEM route.
+// AddAudit records one request to an OEM route (its SealedRequest as the
+// caller sealed it: the store neither seals nor opens).
 func (s *Store) AddAudit(ctx context.Context, e *periscope.AuditEntry) error {
 	tags, req := string(e.QueryTags), string(e.Request)
 	if tags == "" {
@@ -18,8 +19,8 @@ func (s *Store) AddAudit(ctx context.Context, e *periscope.AuditEntry) error {
 		req = "{}"
 	}
 	_, err := s.exec(ctx, `INSERT INTO audit_logs (account_id, key_prefix, created_at, method, endpoint, status_code,
-		credits_charged, query_tags, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.AccountID, e.KeyPrefix, e.Time.Unix(), e.Method, e.Endpoint, e.StatusCode, e.CreditsCharged, tags, req)
+		credits_charged, query_tags, request, sealed_request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.AccountID, e.KeyPrefix, e.Time.Unix(), e.Method, e.Endpoint, e.StatusCode, e.CreditsCharged, tags, req, e.SealedRequest)
 	if err != nil {
 		return fmt.Errorf("insert audit record: %w", err)
 	}
@@ -52,7 +53,7 @@ func (s *Store) AuditLogs(ctx context.Context, f AuditFilter) ([]periscope.Audit
 		return nil, 0, fmt.Errorf("count audit records: %w", err)
 	}
 	rows, err := s.query(ctx, `SELECT id, account_id, key_prefix, created_at, method, endpoint, status_code, credits_charged,
-		query_tags, request FROM audit_logs WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+		query_tags, request, sealed_request FROM audit_logs WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		append(args, f.PerPage, (f.Page-1)*f.PerPage)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list audit records: %w", err)
@@ -64,7 +65,7 @@ func (s *Store) AuditLogs(ctx context.Context, f AuditFilter) ([]periscope.Audit
 		var created int64
 		var tags, req string
 		if err := rows.Scan(&e.ID, &e.AccountID, &e.KeyPrefix, &created, &e.Method, &e.Endpoint, &e.StatusCode,
-			&e.CreditsCharged, &tags, &req); err != nil {
+			&e.CreditsCharged, &tags, &req, &e.SealedRequest); err != nil {
 			return nil, 0, fmt.Errorf("list audit records: %w", err)
 		}
 		e.Time = time.Unix(created, 0).UTC()

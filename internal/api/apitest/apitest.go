@@ -139,7 +139,7 @@ func New(t testing.TB, engine string, opts ...Options) *Env {
 		Tor:          torstore.New(s),
 		Domains:      &domaincollection.Service{Hosts: hs},
 		OrgProfiles:  &orgprofile.Service{Hosts: hs, Whois: whoisstore.New(s), Breaches: dw},
-		Darkweb:      dw, Claims: scanstore.New(s)}
+		Darkweb:      dw, Claims: scanstore.New(s), AuditKey: TestSecretsKey(t)}
 	for _, o := range opts {
 		if o.Config != nil {
 			cfg = *o.Config
