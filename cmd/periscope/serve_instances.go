@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/periscope-oss/periscope/internal/cli"
 
+	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/lease"
 	"github.com/periscope-oss/periscope/internal/ratelimit"
+	"github.com/periscope-oss/periscope/internal/store"
 )
 
 // Redis key prefixes of the shared rate-limit counts.
@@ -41,8 +42,10 @@ func setupInstances(ctx context.Context, svc *services) error {
 
 // runWorker runs w until ctx is done: on every instance when the worker
 // keeps per-process state, else only while this instance holds the
-// worker's lease.
+// worker's lease. Its writes wait their turn behind another process's
+// long write instead of failing busy (store.Patient).
 func (svc *services) runWorker(ctx context.Context, w worker) error {
+	ctx = store.Patient(ctx)
 	if w.everyInstance {
 		return w.run(ctx)
 	}

@@ -217,7 +217,11 @@ func cacheMiB(o options) int {
 func (sqliteDialect) dsn(path string, o options) string {
 	cache := cacheMiB(o)
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)",
+	busy := o.busyTimeout
+	if busy <= 0 {
+		busy = defaultBusyTimeout
+	}
+	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()), "synchronous(NORMAL)",
 		// Statement journals and sorts in memory and a 64 MiB page cache
 		// per connection unless PageCacheMiB says otherwise. The store's
 		// own checkpointer (Store.checkpointLoop) keeps the WAL short; a

@@ -119,6 +119,19 @@ type options struct {
 	// replicas are read replicas' DSNs (Replicas).
 	replicas      []string
 	replicaMaxLag time.Duration
+	// busyTimeout is SQLite's busy timeout (BusyTimeout).
+	busyTimeout time.Duration
+}
+
+// defaultBusyTimeout is how long a SQLite statement waits for a lock
+// another connection holds before it fails busy.
+const defaultBusyTimeout = 10 * time.Second
+
+// BusyTimeout sets how long, on SQLite, a statement waits for the write
+// lock another connection (or process) holds before it fails busy: a
+// request then answers 503, a Patient writer waits again. Default 10 s.
+func BusyTimeout(d time.Duration) Option {
+	return func(o *options) { o.busyTimeout = d }
 }
 
 // Files attaches, on SQLite, the file of every set among sets that keeps
@@ -260,7 +273,7 @@ func (s *Store) ExecPrepared(ctx context.Context, q string, args ...any) (sql.Re
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	return inTurn(ctx, func() (sql.Result, error) { return st.ExecContext(ctx, args...) })
 }
 
 // Dialect returns the engine's differences, for capability packages.
@@ -292,7 +305,8 @@ func (s *Store) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 }
 
 func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return s.db.ExecContext(ctx, s.dialect.rebind(q), args...)
+	q = s.dialect.rebind(q)
+	return inTurn(ctx, func() (sql.Result, error) { return s.db.ExecContext(ctx, q, args...) })
 }
 
 func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
@@ -318,7 +332,7 @@ func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 
 // Tx runs fn in a transaction, committing when fn returns nil.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
-	sqlTx, err := s.db.BeginTx(ctx, nil)
+	sqlTx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
@@ -331,6 +345,12 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// begin starts a transaction: on SQLite, BEGIN IMMEDIATE takes the write
+// lock, waiting for it in turn (Patient).
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	return inTurn(ctx, func() (*sql.Tx, error) { return s.db.BeginTx(ctx, nil) })
 }
 
 // Tx is a transaction with the store's placeholder rebinding.
@@ -371,7 +391,7 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin transaction: %w", err)
 	}
-	sqlTx, err := c.BeginTx(ctx, nil)
+	sqlTx, err := inTurn(ctx, func() (*sql.Tx, error) { return c.BeginTx(ctx, nil) })
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("begin transaction: %w", err)

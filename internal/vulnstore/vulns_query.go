@@ -787,7 +787,7 @@ func (s *Store) SearchExploits(ctx context.Context, q VulnSearch) ([]vuln.Exploi
 // which searches wait); loads of new CVEs, which arrive newest last, keep
 // the order, so it runs after a bulk load, not after every sync.
 func (s *Store) OptimizeVulns(ctx context.Context) error {
-	if _, err := s.st.DB().ExecContext(ctx, s.d.optimize()); err != nil {
+	if _, err := s.st.Exec(ctx, s.d.optimize()); err != nil {
 		return fmt.Errorf("optimize vulnerability tables: %w", err)
 	}
 	if _, ok := s.d.(pgDialect); !ok {

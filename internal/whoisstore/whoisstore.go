@@ -343,7 +343,7 @@ ON CONFLICT (kind) DO UPDATE SET body = excluded.body, publication = excluded.pu
 
 // PutBootstrap stores a fetched registry.
 func (st *Store) PutBootstrap(ctx context.Context, b Bootstrap) error {
-	if _, err := st.s.DB().ExecContext(ctx, st.s.Rebind(upsertBootstrap), b.Kind, string(b.Body), b.Publication, b.FetchedAt.Unix()); err != nil {
+	if _, err := st.s.Exec(ctx, upsertBootstrap, b.Kind, string(b.Body), b.Publication, b.FetchedAt.Unix()); err != nil {
 		return fmt.Errorf("put rdap bootstrap %s: %w", b.Kind, err)
 	}
 	return nil
