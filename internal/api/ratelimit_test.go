@@ -222,3 +222,23 @@ func TestMCPToolCallCountsAgainstItsRoute(t *testing.T) {
 		}
 	})
 }
+
+// TestRouteFamilyShared: the routes of the general rate share one count a
+// key (../shared/API.md: per key and per route family), so 60 requests
+// spread over two of them spend the minute of both, while a route with a
+// rate of its own keeps its own count.
+func TestRouteFamilyShared(t *testing.T) {
+	eachLimiter(t, api.DefaultConfig(), func(t *testing.T, e *apitest.Env) {
+		key := rateAccount(e, 0)
+		for i := 1; i <= 60; i++ {
+			path := "/api/v1/auth/status"
+			if i%2 == 0 {
+				path = "/api/v1/enterprise/organizations"
+			}
+			wantServed(t, fmt.Sprintf("%s %d", path, i), e.Do("GET", path, key, nil), 60, 60-i)
+		}
+		wantLimited(t, "auth/status past the family's limit", e.Do("GET", "/api/v1/auth/status", key, nil), 60, 60)
+		wantLimited(t, "organizations past the family's limit", e.Do("GET", "/api/v1/enterprise/organizations", key, nil), 60, 60)
+		wantServed(t, "credits, a count of its own", e.Do("POST", "/api/v1/oem/account/credits", key, map[string]any{}), 30, 29)
+	})
+}

@@ -41,8 +41,9 @@ type policy struct {
 	// generalRate. What is served is this scaled to the deployment's or
 	// the account's general rate (routeLimit).
 	rate int
-	// family labels the route's 429s in the metrics (general, oem, mcp);
-	// each route counts its own requests.
+	// family is the route's rate-limit family (general, oem, mcp): the
+	// count its requests take from, unless it has a rate of its own, and
+	// the label of its 429s in the metrics.
 	family string
 	forms  bool // also takes application/x-www-form-urlencoded fields
 	// streamed: the route streams its answer and reserves its own charge
@@ -99,6 +100,17 @@ const generalRate = 60
 func (p policy) limited(perMinute int) policy {
 	p.rate = perMinute
 	return p
+}
+
+// counter names the per-key count a request of route pattern takes from:
+// the route's own for a route with a rate of its own, else its family's,
+// so that the routes of FullHunt's general rate share one 60 a minute
+// (../shared/API.md: per key and per route family).
+func (p policy) counter(pattern string) string {
+	if p.rate != 0 && p.rate != generalRate {
+		return pattern
+	}
+	return p.family
 }
 
 // routeLimit is the per-key limit of a route of the given rate when the
@@ -211,7 +223,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, pattern string
 	acct := principal.Account
 	in.keyPrefix, in.accountID = principal.Key.Prefix, acct.ID
 
-	// Each route has its own count per key, and its own limit (routeLimit).
+	// A key's requests are counted per route family, and a route with a
+	// rate of its own has a count of its own (counter); each route has its
+	// own limit (routeLimit).
 	base := s.cfg.RateLimit
 	if acct.RateLimit > 0 {
 		base = acct.RateLimit
@@ -222,7 +236,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, pattern string
 		// routes it calls (take).
 		limit = base
 	}
-	res := s.take(in.page, principal.Key.ID, pattern, limit)
+	res := s.take(in.page, principal.Key.ID, p.counter(pattern), limit)
 	if limit > 0 {
 		h := w.Header()
 		h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
@@ -231,7 +245,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, pattern string
 	}
 	if !res.Allowed {
 		s.metrics.rateLimited.WithLabelValues(p.family).Inc()
-		return rateLimited(res.RetryAfter(s.now()), "Rate limit exceeded: %d requests per minute for this key on this route.", limit)
+		return rateLimited(res.RetryAfter(s.now()), "Rate limit exceeded: %d requests per minute for this key.", limit)
 	}
 
 	oem := strings.HasPrefix(r.URL.Path, "/api/v1/oem/")
