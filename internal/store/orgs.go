@@ -323,13 +323,20 @@ func (s *Store) AllAssets(ctx context.Context, kind string) ([]periscope.Asset, 
 // walking up the name's labels, one primary-key look-up a label, whatever
 // the number of claims.
 func NotClaimedByOther(d Dialect, name, account string) string {
-	return fmt.Sprintf(`COALESCE((WITH RECURSIVE up(n) AS (SELECT %[1]s UNION ALL
+	walk := fmt.Sprintf(`COALESCE((WITH RECURSIVE up(n) AS (SELECT %[1]s UNION ALL
 		SELECT SUBSTR(n, %[3]s + 1) FROM up WHERE %[3]s > 0)
 		SELECT c.account_id FROM up JOIN asset_claims c ON c.kind = '%[4]s' AND c.value = up.n
 		ORDER BY LENGTH(up.n) LIMIT 1), %[2]s) = %[2]s`, name, account, d.strpos("n", "'.'"), periscope.AssetDomain)
+	if account != "?" {
+		return walk
+	}
+	// For one account: no walk at all while no other account claims a
+	// domain (the check is computed once a statement).
+	return fmt.Sprintf(`(NOT EXISTS (SELECT 1 FROM asset_claims o WHERE o.kind = '%s' AND o.account_id <> ?) OR %s)`,
+		periscope.AssetDomain, walk)
 }
 
 // NotClaimedByOtherArgs are the arguments of NotClaimedByOther(d, name, "?").
 func NotClaimedByOtherArgs(accountID string) []any {
-	return []any{accountID, accountID}
+	return []any{accountID, accountID, accountID}
 }
