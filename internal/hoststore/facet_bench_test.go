@@ -9,6 +9,25 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
+// benchHostsDB opens and migrates the database PERISCOPE_BENCH_HOSTS_DB
+// names (closed when b ends), or skips b when it is not set.
+func benchHostsDB(b *testing.B) *store.Store {
+	b.Helper()
+	dsn := os.Getenv("PERISCOPE_BENCH_HOSTS_DB")
+	if dsn == "" {
+		b.Skip("PERISCOPE_BENCH_HOSTS_DB is not set")
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(context.Background(), Migrations()); err != nil {
+		b.Fatal(err)
+	}
+	return st
+}
+
 // BenchmarkCountFacetsDB times what GET /hosts/count does (a query, its
 // total and three facets) on a database of generated hosts named by
 // PERISCOPE_BENCH_HOSTS_DB (a SQLite file or a postgres:// URL, e.g. the
@@ -16,19 +35,8 @@ import (
 // from memory after the first round) and off (every round reads the
 // rows). It reports CPU time per query, this process's only.
 func BenchmarkCountFacetsDB(b *testing.B) {
-	dsn := os.Getenv("PERISCOPE_BENCH_HOSTS_DB")
-	if dsn == "" {
-		b.Skip("PERISCOPE_BENCH_HOSTS_DB is not set")
-	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx, Migrations()); err != nil {
-		b.Fatal(err)
-	}
+	st := benchHostsDB(b)
 	queries := map[string]*Expr{
 		"1term":  {Op: OpCond, Cond: Cond{Kind: CondTerm, Term: TermPort + ":22"}},
 		"3terms": {Op: OpAnd, Kids: []*Expr{{Op: OpCond, Cond: Cond{Kind: CondTerm, Term: TermCountry + ":us"}}, {Op: OpCond, Cond: Cond{Kind: CondTerm, Term: TermPort + ":443"}}, {Op: OpCond, Cond: Cond{Kind: CondTerm, Term: TermProduct + ":nginx"}}}},
@@ -70,19 +78,8 @@ func BenchmarkCountFacetsDB(b *testing.B) {
 // database of PERISCOPE_BENCH_HOSTS_DB, reporting hosts per CPU-second of
 // this process and per wall second.
 func BenchmarkExportDB(b *testing.B) {
-	dsn := os.Getenv("PERISCOPE_BENCH_HOSTS_DB")
-	if dsn == "" {
-		b.Skip("PERISCOPE_BENCH_HOSTS_DB is not set")
-	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx, Migrations()); err != nil {
-		b.Fatal(err)
-	}
+	st := benchHostsDB(b)
 	s := New(st)
 	hosts, bytes := 0, 0
 	start, wall := cpuTime(), time.Now()
