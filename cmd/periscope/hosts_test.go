@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,7 +16,9 @@ import (
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hostgen"
 	"github.com/periscope-oss/periscope/internal/scan"
+	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
+	"github.com/periscope-oss/periscope/internal/wire"
 )
 
 // The demo loads the bundled scanner outputs and the generated hosts, so
@@ -85,14 +88,42 @@ func testIngestExportRoundTrip(t *testing.T, engine string) {
 		t.Fatalf("the generator wrote %d lines", n)
 	}
 	a, b := storetest.DSN(t, engine), storetest.DSN(t, "sqlite")
-	out, _, err := runCLI(t, "ingest", "hosts", "--database", a, gen)
+	out, errOut, err := runCLI(t, "ingest", "hosts", "--database", a, gen)
 	if err != nil || !strings.Contains(out, "read 3000, stored 3000 (inserted 3000, updated 0), unchanged 0") {
 		t.Fatalf("ingest: %v %s", err, out)
 	}
-	out, _, err = runCLI(t, "ingest", "hosts", "--database", a, gen)
+	// A first load builds the indexes it does not read at its end.
+	if !strings.Contains(errOut, "building the indexes deferred by a first load: hosts_ipkey, ledger_host_ts, ledger_domain_ts") {
+		t.Fatalf("a first load deferred no index: %s", errOut)
+	}
+	checkHostIndexes(t, a)
+	out, errOut, err = runCLI(t, "ingest", "hosts", "--database", a, gen)
 	if err != nil || !strings.Contains(out, "read 3000, stored 0 (inserted 0, updated 0), unchanged 3000") {
 		t.Fatalf("re-ingest is not idempotent: %v %s", err, out)
 	}
+	if strings.Contains(errOut, "deferred") {
+		t.Fatalf("a load on stored hosts deferred indexes: %s", errOut)
+	}
+	// The indexes of a load that died are built by the next command.
+	st, err := store.Open(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wire.DeferHostIndexes(context.Background(), st); err != nil {
+		t.Fatal(err) // hosts are stored: nothing deferred
+	}
+	if names, err := st.DeferIndexes(context.Background(), "hosts_ipkey", "ledger_host_ts"); err != nil || len(names) != 2 {
+		t.Fatalf("DeferIndexes = %v, %v", names, err)
+	}
+	if _, err := st.Exec(context.Background(), `UPDATE deferred_indexes SET owner = 'elsewhere.invalid:1', touched = 0`); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if _, errOut, err := runCLI(t, "account", "list", "--database", a); err != nil ||
+		!strings.Contains(errOut, "built the indexes an interrupted ingest had deferred: hosts_ipkey, ledger_host_ts") {
+		t.Fatalf("account list after a dead load: %v %s", err, errOut)
+	}
+	checkHostIndexes(t, a)
 	exp1, exp2 := filepath.Join(dir, "a.ndjson"), filepath.Join(dir, "b.ndjson")
 	if _, _, err := runCLI(t, "export", "hosts", "--database", a, "--out", exp1); err != nil {
 		t.Fatal(err)
@@ -180,5 +211,28 @@ func TestIngestHostsFromURL(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "ingest", "hosts", "--allow-private-targets", "--database", db, srv.URL+"/missing"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("a 404 source: %v", err)
+	}
+}
+
+// checkHostIndexes fails unless the database has every index a bulk load
+// may defer, and no deferral is left.
+func checkHostIndexes(t *testing.T, dsn string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var n int
+	if err := st.QueryRow(ctx, `SELECT COUNT(*) FROM deferred_indexes`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("deferred_indexes holds %d rows (%v)", n, err)
+	}
+	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name IN ('hosts_ipkey', 'ledger_host_ts', 'ledger_domain_ts')`
+	if st.Engine() == "postgres" {
+		q = `SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname IN ('hosts_ipkey', 'ledger_host_ts', 'ledger_domain_ts')`
+	}
+	if err := st.QueryRow(ctx, q).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d of the 3 deferrable indexes exist (%v)", n, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
@@ -60,25 +61,99 @@ func ingestHostsAs(f scan.Format) ingester {
 			_, err := mon.ObserveNames(ctx, names)
 			return err
 		}
-		return ingestHostSources(ctx, e, o, in, f, sources)
+		return ingestHostSources(ctx, e, o, st, in, f, sources)
 	}
 }
 
-func ingestHostSources(ctx context.Context, e env, o ingestOpts, in *hostingest.Ingester, f scan.Format, sources []string) error {
+func ingestHostSources(ctx context.Context, e env, o ingestOpts, st *store.Store, in *hostingest.Ingester, f scan.Format, sources []string) error {
 	files, err := expandSources(sources)
 	if err != nil {
 		return err
+	}
+	bulk, err := startBulkLoad(ctx, e, st)
+	if err != nil {
+		return fmt.Errorf("ingest %s: %w", f, err)
 	}
 	total, firstErr := ingestEach(ctx, e, files, hostCounts, func(src string, wrap func(io.Reader) io.Reader, progress func(hostingest.Summary)) (hostingest.Summary, error) {
 		return ingestHostSource(ctx, o.feeds, in, f, src, wrap, progress)
 	})
 	o.report(e, hostReport(string(f), len(files), total), total.Skips)
+	// Built even when the load was interrupted: what it stored is there
+	// to be searched.
+	if err := bulk.finish(context.WithoutCancel(ctx)); err != nil && firstErr == nil {
+		firstErr = err
+	}
 	if total.Inserted+total.Updated > 0 {
-		if err := in.Store.AnalyzeHosts(ctx); err != nil && firstErr == nil {
+		analyze := in.Store.AnalyzeHosts
+		if bulk.first() {
+			// A first load leaves every page of the new tables to
+			// vacuum: done now, not by autovacuum under the first
+			// searches (PostgreSQL; nothing on SQLite).
+			analyze = in.Store.VacuumHosts
+		}
+		if err := analyze(context.WithoutCancel(ctx)); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
 	return firstErr
+}
+
+// bulkLoad is an ingest into an empty host index: the indexes it does not
+// read are dropped at its start and built at its end
+// (wire.DeferHostIndexes, docs/ingest.md#a-first-load).
+type bulkLoad struct {
+	e        env
+	st       *store.Store
+	deferred []string
+	stop     func()
+}
+
+// startBulkLoad defers the host indexes when no host is stored, and keeps
+// the deferral's heartbeat (for other machines' processes: PostgreSQL)
+// until finish.
+func startBulkLoad(ctx context.Context, e env, st *store.Store) (*bulkLoad, error) {
+	names, err := wire.DeferHostIndexes(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	b := &bulkLoad{e: e, st: st, deferred: names, stop: func() {}}
+	if len(names) > 0 && !st.Dialect().SingleProcess() {
+		hctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t := time.NewTicker(store.StaleDeferral / 5)
+			defer t.Stop()
+			for {
+				select {
+				case <-hctx.Done():
+					return
+				case <-t.C:
+					st.TouchDeferredIndexes(hctx, names) // a missed beat is caught up by the next
+				}
+			}
+		}()
+		b.stop = func() { cancel(); <-done }
+	}
+	return b, nil
+}
+
+// first reports whether the load began on an empty host index.
+func (b *bulkLoad) first() bool { return len(b.deferred) > 0 }
+
+// finish builds the deferred indexes.
+func (b *bulkLoad) finish(ctx context.Context) error {
+	b.stop()
+	if len(b.deferred) == 0 {
+		return nil
+	}
+	start := time.Now()
+	fmt.Fprintf(b.e.stderr, "building the indexes deferred by a first load: %s\n", strings.Join(b.deferred, ", "))
+	if _, err := b.st.RestoreIndexes(ctx, b.deferred...); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	fmt.Fprintf(b.e.stderr, "built in %s\n", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 func ingestHostSource(ctx context.Context, client *http.Client, in *hostingest.Ingester, f scan.Format, src string, wrap func(io.Reader) io.Reader, progress func(hostingest.Summary)) (hostingest.Summary, error) {

@@ -335,3 +335,8 @@ func (s *Store) LedgerAfter(ctx context.Context, after int64, limit int) ([]Row,
 	}
 	return rows, r.Err()
 }
+
+// BulkDeferredIndexes are the ledger's indexes a first load into an empty
+// host index builds at its end (store.DeferIndexes): the load writes a row
+// for every new host and reads none.
+var BulkDeferredIndexes = []string{"ledger_host_ts", "ledger_domain_ts"}

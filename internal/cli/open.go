@@ -82,6 +82,15 @@ func Open(ctx context.Context, dsn string, o Opening) (*store.Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("migrate %s: %w", DescribeDSN(dsn), err)
 	}
+	// A bulk load that died left the indexes it deferred unbuilt.
+	built, err := s.RestoreAbandonedIndexes(ctx)
+	if len(built) > 0 && o.Log != nil {
+		fmt.Fprintf(o.Log, "database: built the indexes an interrupted ingest had deferred: %s\n", strings.Join(built, ", "))
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("database %s: %w", DescribeDSN(dsn), err)
+	}
 	return s, nil
 }
 

@@ -1,6 +1,10 @@
 package hoststore
 
-import "hash/maphash"
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+)
 
 // HostLoad is what one bulk load knows between its transactions, so that
 // storing a new name needs no lookup. A host is looked up by name before it
@@ -140,4 +144,19 @@ func (f *nameFilter) mayHave(h uint64) bool {
 		}
 	}
 	return true
+}
+
+// BulkDeferredIndexes are the host-table indexes a first load into an
+// empty host index builds at its end rather than row by row
+// (store.DeferIndexes): the load never reads them. The reversed-name index
+// stays: the load looks up the names its Bloom filters may hold.
+var BulkDeferredIndexes = []string{"hosts_ipkey"}
+
+// Empty reports whether no host is stored.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	var n int
+	if err := s.st.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM hosts LIMIT 1) h`).Scan(&n); err != nil {
+		return false, fmt.Errorf("count hosts: %w", err)
+	}
+	return n == 0, nil
 }

@@ -1004,3 +1004,14 @@ func (s *Store) AnalyzeHosts(ctx context.Context) error {
 	}
 	return nil
 }
+
+// VacuumHosts vacuums and analyzes the host index after a first bulk load
+// (PostgreSQL: every page of the new tables is marked visible for
+// index-only scans now, not by autovacuum under the first searches);
+// nothing on SQLite.
+func (s *Store) VacuumHosts(ctx context.Context) error {
+	if err := s.st.VacuumAnalyze(ctx, "hosts", "host_postings"); err != nil {
+		return fmt.Errorf("vacuum hosts: %w", err)
+	}
+	return nil
+}

@@ -79,6 +79,10 @@ type Dialect interface {
 	// checkpoints says whether the store runs its own WAL checkpointer
 	// (Store.checkpointLoop).
 	checkpoints() bool
+	// indexDef returns the statement that creates the index name, as the
+	// catalog keeps it; ok is false when no such index exists (or it
+	// belongs to a constraint, which has no statement of its own).
+	indexDef(ctx context.Context, tx *Tx, name string) (def string, ok bool, err error)
 }
 
 type dialect = Dialect
@@ -267,6 +271,26 @@ func (sqliteDialect) CopyFrom(context.Context, *sql.Conn, string, []string, [][]
 }
 
 func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } // BEGIN IMMEDIATE already serialises
+
+func (sqliteDialect) indexDef(ctx context.Context, tx *Tx, name string) (string, bool, error) {
+	return scanIndexDef(tx.QueryRow(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, name))
+}
+
+func (postgres) indexDef(ctx context.Context, tx *Tx, name string) (string, bool, error) {
+	return scanIndexDef(tx.QueryRow(ctx, `SELECT i.indexdef FROM pg_indexes i
+		WHERE i.schemaname = current_schema() AND i.indexname = ?
+		AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname AND c.connamespace = current_schema()::regnamespace)`, name))
+}
+
+func scanIndexDef(row *sql.Row) (string, bool, error) {
+	var def sql.NullString
+	if err := row.Scan(&def); errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	} else if err != nil {
+		return "", false, err
+	}
+	return def.String, def.Valid && def.String != "", nil
+}
 
 type postgres struct{}
 

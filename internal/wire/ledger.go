@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 
 	"github.com/periscope-oss/periscope/internal/alertstore"
@@ -65,4 +66,16 @@ func (l *Ledger) WHOIS(ctx context.Context, tx *store.Tx, old *whoisstore.Record
 // Hosts returns the host store of st with its writes recorded in l.
 func Hosts(st *store.Store, l *Ledger) *hoststore.Store {
 	return hoststore.NewTracked(st, l)
+}
+
+// DeferHostIndexes drops the indexes that a bulk load into an empty host
+// index does not read (hoststore's and the ledger's
+// BulkDeferredIndexes), for store.RestoreIndexes to build at its end, and
+// returns their names; none when hosts are stored already.
+func DeferHostIndexes(ctx context.Context, st *store.Store) ([]string, error) {
+	empty, err := hoststore.New(st).Empty(ctx)
+	if err != nil || !empty {
+		return nil, err
+	}
+	return st.DeferIndexes(ctx, slices.Concat(hoststore.BulkDeferredIndexes, alertstore.BulkDeferredIndexes)...)
 }
