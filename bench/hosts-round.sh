@@ -14,6 +14,8 @@
 # Env:  ROUNDS    times each query of the mix is sent (default 20)
 #       PORT      the server's port (default 18080)
 #       BIN       a folder holding periscope and periscope-bench (default: built here)
+#       STEPS     the steps to run, of ingest, serve, second (default all three):
+#                 e.g. STEPS=serve,second on a database an earlier run ingested
 #
 # The JSONB baseline is `periscope-bench baseline` on the same hosts
 # (BENCHMARKS.md gives its command); run it on the same machine and say when.
@@ -36,7 +38,9 @@ trap cleanup EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 step() { echo "[$(date -u +%T)] $1 (load $(load))"; }
 case $db in postgres*) engine=postgres ;; *) engine=sqlite ;; esac
-if [ $engine = sqlite ] && ls "$db" "${db%.db}-darkweb.db" >/dev/null 2>&1; then
+steps=,${STEPS:-ingest,serve,second},
+has() { case $steps in *,$1,*) return 0 ;; *) return 1 ;; esac; }
+if has ingest && [ $engine = sqlite ] && ls "$db" "${db%.db}-darkweb.db" >/dev/null 2>&1; then
 	echo "hosts-round.sh: $db (or its -darkweb.db) exists; the round ingests into an empty database" >&2
 	exit 2
 fi
@@ -65,12 +69,15 @@ ingest() {
 		"$BIN/periscope" ingest hosts --database "$db" "$1" 2>&1 | grep -E 'stored|wall'
 }
 
+if has ingest; then
 step "ingest $count hosts into an empty $engine database"
 ingest "$hosts"
 bytes=$(size)
 echo "on disk: $bytes bytes, $((bytes / count)) bytes a host; table or index, bytes, bytes a host:"
 tables
+fi
 
+if has serve; then
 step "serve and the search mix ($rounds rounds)"
 "$BIN/periscope" account create --database "$db" --company "Round $$" --email "round$$@bench.local" \
 	--oem --credits 1000000000 --oem-credits 1000000000 --max-results 100000 >/dev/null 2>&1
@@ -97,8 +104,9 @@ grep -E 'VmHWM|VmRSS' /proc/$srv/status
 kill "$srv"
 wait "$srv" 2>/dev/null || true
 srv=
+fi
 
-if [ -n "$second" ]; then
+if has second && [ -n "$second" ]; then
 	step "ingest a second million on top"
 	ingest "$second"
 	bytes=$(size)
