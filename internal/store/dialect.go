@@ -83,6 +83,9 @@ type Dialect interface {
 	// catalog keeps it; ok is false when no such index exists (or it
 	// belongs to a constraint, which has no statement of its own).
 	indexDef(ctx context.Context, tx *Tx, name string) (def string, ok bool, err error)
+	// indexBuildPragmas are the statements run on a connection of its own
+	// before it builds a large index; the connection is discarded after.
+	indexBuildPragmas() []string
 }
 
 type dialect = Dialect
@@ -275,6 +278,18 @@ func (sqliteDialect) lockMigrations(context.Context, *Tx) error { return nil } /
 func (sqliteDialect) indexDef(ctx context.Context, tx *Tx, name string) (string, bool, error) {
 	return scanIndexDef(tx.QueryRow(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, name))
 }
+
+// indexBuildPragmas keeps the build's memory small: its sort holds up to
+// the page cache's size of keys in memory before it spills a run (to a
+// file, not to memory as the service's temporary storage does), and a
+// bulk load's connections have a large cache. The connection is not
+// reused after (Store.restoreIndex).
+func (sqliteDialect) indexBuildPragmas() []string {
+	return []string{"PRAGMA temp_store = FILE", "PRAGMA cache_size = -32768"}
+}
+
+// indexBuildPragmas: the server sorts within maintenance_work_mem.
+func (postgres) indexBuildPragmas() []string { return nil }
 
 func (postgres) indexDef(ctx context.Context, tx *Tx, name string) (string, bool, error) {
 	return scanIndexDef(tx.QueryRow(ctx, `SELECT i.indexdef FROM pg_indexes i
