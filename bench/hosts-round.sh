@@ -94,6 +94,7 @@ done
 "$BIN/periscope-bench" search --url http://127.0.0.1:$port --key "$key" --page-key "$pkey" \
 	--count "$count" --seed 1 --rounds "$rounds"
 grep -E 'VmHWM|VmRSS' /proc/$srv/status
+curl -fs http://127.0.0.1:$port/metrics | grep -E '^periscope_host_posting_cache' || true
 
 step "NDJSON export of port:22"
 start=$(date +%s.%N)
