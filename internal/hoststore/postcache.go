@@ -114,6 +114,22 @@ func (s *Store) SetPostingCacheMiB(n int) {
 	c.dropLocked()
 }
 
+// PostingCacheStats is what the posting cache holds.
+type PostingCacheStats struct {
+	Budget int64 // bytes; 0: the cache is off
+	Used   int64 // bytes held
+	Fields int   // whole fields held
+	Terms  int   // single terms held
+}
+
+// PostingCacheStats returns what the posting cache holds now.
+func (s *Store) PostingCacheStats() PostingCacheStats {
+	c := s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return PostingCacheStats{Budget: c.budget, Used: c.used, Fields: len(c.fields), Terms: len(c.terms)}
+}
+
 func (c *postingCache) dropLocked() {
 	clear(c.fields)
 	clear(c.terms)
