@@ -141,6 +141,13 @@ func (s *Store) MatchHosts(ctx context.Context, e *Expr) (*Matches, error) {
 	if err != nil {
 		return nil, fmt.Errorf("match hosts: %w", err)
 	}
+	return s.matchAt(ctx, e, gen, maxID)
+}
+
+// matchAt evaluates e over the host index at generation gen, whose largest
+// host id is maxID (indexState), keeping the terms it read in the posting
+// cache when no write committed since.
+func (s *Store) matchAt(ctx context.Context, e *Expr, gen, maxID int64) (*Matches, error) {
 	ev := &evaluator{s: s, hi: maxID, gen: gen, cached: cacheable(maxID) && s.cache.limit() > 0}
 	set, err := ev.eval(ctx, e)
 	if err != nil {
