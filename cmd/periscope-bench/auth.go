@@ -16,6 +16,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/cli"
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/wire"
@@ -50,7 +51,7 @@ func benchAuth(ctx context.Context, e env, args []string) error {
 	acfg.RateLimit = 0 // measure the stack, not the limiter's refusals
 	// Logging as serve wires it: one writer for the service and access logs.
 	logw := accesslog.New(io.Discard)
-	deps := wire.APIDeps(st, slog.New(slog.NewJSONHandler(logw, nil)))
+	deps := wire.APIDeps(st, hoststore.New(st), slog.New(slog.NewJSONHandler(logw, nil)))
 	deps.AccessLog = logw
 	srv := api.NewServer(acfg, deps)
 

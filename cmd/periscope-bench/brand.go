@@ -127,7 +127,7 @@ func benchListings(ctx context.Context, w io.Writer, st *store.Store, key string
 
 	cfg := api.DefaultConfig()
 	cfg.RateLimit = 0
-	srv := httptest.NewServer(api.NewServer(cfg, wire.APIDeps(st, nil)))
+	srv := httptest.NewServer(api.NewServer(cfg, wire.APIDeps(st, hoststore.New(st), nil)))
 	defer srv.Close()
 	client := &http.Client{}
 	for _, path := range []string{

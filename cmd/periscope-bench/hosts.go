@@ -21,6 +21,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hostgen"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/scan"
 	"github.com/periscope-oss/periscope/internal/wire"
@@ -211,7 +212,7 @@ func benchSearch(ctx context.Context, e env, args []string) error {
 		*key, *pageKey = k, pk
 		acfg := api.DefaultConfig()
 		acfg.RateLimit = 0
-		srv := &http.Server{Handler: api.NewServer(acfg, wire.APIDeps(st, slog.New(slog.DiscardHandler)))}
+		srv := &http.Server{Handler: api.NewServer(acfg, wire.APIDeps(st, hoststore.New(st), slog.New(slog.DiscardHandler)))}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err

@@ -22,6 +22,7 @@ import (
 
 	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/config"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/periscope"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/vulngen"
@@ -155,7 +156,7 @@ func benchVulnQueries(ctx context.Context, e env, st *store.Store, g *vulngen.Ge
 	}
 	acfg := api.DefaultConfig()
 	acfg.RateLimit = 0
-	srv := api.NewServer(acfg, wire.APIDeps(st, slog.New(slog.NewJSONHandler(io.Discard, nil))))
+	srv := api.NewServer(acfg, wire.APIDeps(st, hoststore.New(st), slog.New(slog.NewJSONHandler(io.Discard, nil))))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

@@ -9,7 +9,11 @@ import (
 	"path"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/periscope-oss/periscope/internal/api"
 	"github.com/periscope-oss/periscope/internal/hostingest"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/scan"
 )
 
@@ -25,7 +29,40 @@ func setupHosts(ctx context.Context, svc *services) error {
 	svc.hosts = in
 	svc.deps.Enrich = in.Enricher // /nexus/ip-lookup describes addresses with it
 	svc.closers = append(svc.closers, in.Enricher.Close)
+	svc.onServer = append(svc.onServer, func(srv *api.Server) error {
+		return srv.Registry().Register(newPostingCacheCollector(svc.hostIndex))
+	})
 	return nil
+}
+
+// postingCacheCollector reports what the host query posting cache holds
+// against its budget (--posting-cache-mib), read at scrape time.
+type postingCacheCollector struct {
+	hs                          *hoststore.Store
+	budget, used, fields, terms *prometheus.Desc
+}
+
+func newPostingCacheCollector(hs *hoststore.Store) *postingCacheCollector {
+	return &postingCacheCollector{hs: hs,
+		budget: prometheus.NewDesc("periscope_host_posting_cache_budget_bytes", "The host query posting cache's budget (--posting-cache-mib); 0 when it is off.", nil, nil),
+		used:   prometheus.NewDesc("periscope_host_posting_cache_bytes", "Bytes of decoded posting lists the host query posting cache holds (emptied by every host write).", nil, nil),
+		fields: prometheus.NewDesc("periscope_host_posting_cache_fields", "Whole fields (every value, for facets) the host query posting cache holds.", nil, nil),
+		terms:  prometheus.NewDesc("periscope_host_posting_cache_terms", "Single terms the host query posting cache holds.", nil, nil),
+	}
+}
+
+func (c *postingCacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.budget, c.used, c.fields, c.terms} {
+		ch <- d
+	}
+}
+
+func (c *postingCacheCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.hs.PostingCacheStats()
+	ch <- prometheus.MustNewConstMetric(c.budget, prometheus.GaugeValue, float64(st.Budget))
+	ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, float64(st.Used))
+	ch <- prometheus.MustNewConstMetric(c.fields, prometheus.GaugeValue, float64(st.Fields))
+	ch <- prometheus.MustNewConstMetric(c.terms, prometheus.GaugeValue, float64(st.Terms))
 }
 
 //go:embed demodata/hosts

@@ -13,8 +13,10 @@ import (
 	"testing"
 
 	"github.com/periscope-oss/periscope/internal/api/apitest"
+	"github.com/periscope-oss/periscope/internal/config"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hostgen"
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/scan"
 	"github.com/periscope-oss/periscope/internal/store"
 	"github.com/periscope-oss/periscope/internal/store/storetest"
@@ -234,5 +236,69 @@ func checkHostIndexes(t *testing.T, dsn string) {
 	}
 	if err := st.QueryRow(ctx, q).Scan(&n); err != nil || n != 3 {
 		t.Fatalf("%d of the 3 deferrable indexes exist (%v)", n, err)
+	}
+}
+
+// --posting-cache-mib, else PERISCOPE_POSTING_CACHE_MIB, sizes the posting
+// cache of the host store the API reads (hoststore's default without
+// either): a count with a facet and a global search of two filters fill
+// it, and with 0 it holds nothing.
+func TestServePostingCacheFlag(t *testing.T) {
+	if config.DefaultPostingCacheMiB != hoststore.DefaultPostingCacheMiB {
+		t.Fatalf("config's default posting cache is %d MiB, hoststore's %d", config.DefaultPostingCacheMiB, hoststore.DefaultPostingCacheMiB)
+	}
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			dsn := storetest.DSN(t, engine)
+			file := filepath.Join(t.TempDir(), "hosts.ndjson")
+			writeGenerated(t, file, 300, 1, 1795000000)
+			if _, _, err := runCLI(t, "ingest", "hosts", "--database", dsn, file); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := runCLI(t, "account", "create", "--database", dsn, "--company", "Cache", "--email", "c@cache.test", "--credits", "1000"); err != nil {
+				t.Fatal(err)
+			}
+			key, _, err := runCLI(t, "key", "create", "--database", dsn, "--account", "Cache", "--name", "cache")
+			if err != nil {
+				t.Fatal(err)
+			}
+			key = strings.TrimSpace(key)
+			for _, tc := range []struct {
+				env    string
+				args   []string
+				budget int
+			}{
+				{"", nil, hoststore.DefaultPostingCacheMiB << 20},
+				{"", []string{"--posting-cache-mib", "3"}, 3 << 20},
+				{"0", nil, 0},
+				{"0", []string{"--posting-cache-mib", "5"}, 5 << 20},
+			} {
+				getenv := func(k string) string {
+					if k == "PERISCOPE_POSTING_CACHE_MIB" {
+						return tc.env
+					}
+					return ""
+				}
+				s := startServerEnv(t, getenv, dsn, tc.args...)
+				if got := metricValue(t, s.base, "periscope_host_posting_cache_budget_bytes"); got != float64(tc.budget) {
+					t.Errorf("env %q, flags %v: budget %v, want %d", tc.env, tc.args, got, tc.budget)
+				}
+				if status, body := s.do(t, "GET", "/api/v1/hosts/count?query=port:443&facets=country:3", key, ""); status != 200 {
+					t.Fatalf("count: %d %s", status, body)
+				}
+				if status, body := s.do(t, "POST", "/api/v1/global/search", key, `{"port":443,"product":"nginx"}`); status != 200 {
+					t.Fatalf("search: %d %s", status, body)
+				}
+				used := metricValue(t, s.base, "periscope_host_posting_cache_bytes")
+				fields := metricValue(t, s.base, "periscope_host_posting_cache_fields")
+				terms := metricValue(t, s.base, "periscope_host_posting_cache_terms")
+				if tc.budget > 0 && (used == 0 || fields != 1 || terms == 0) || tc.budget == 0 && used+fields+terms != 0 {
+					t.Errorf("env %q, flags %v: the cache holds %v bytes, %v fields, %v terms", tc.env, tc.args, used, fields, terms)
+				}
+				if err := s.stop(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }

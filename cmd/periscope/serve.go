@@ -48,6 +48,7 @@ type services struct {
 	deps       *api.Deps
 	workers    []worker
 	hosts      *hostingest.Ingester // the host ingest path, with its enricher
+	hostIndex  *hoststore.Store     // the host store the API reads, with the posting cache
 	closers    []func() error       // run when serve returns
 	brand      *brandConfig
 	brandWatch *brandwatch.Watcher // the running brand watcher (setupBrand)
@@ -87,11 +88,15 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
-	deps := wire.APIDeps(st, log)
+	// One host store answers every host query of serve, so they share one
+	// posting cache of the budget given.
+	hosts := hoststore.New(st)
+	hosts.SetPostingCacheMiB(cfg.PostingCacheMiB)
+	deps := wire.APIDeps(st, hosts, log)
 	if log.Enabled(ctx, slog.LevelInfo) {
 		deps.AccessLog = logw // request lines are INFO: --log-level warn turns them off
 	}
-	svc.store, svc.log, svc.deps, svc.ledger = st, log, &deps, wire.NewLedger(st)
+	svc.store, svc.log, svc.deps, svc.ledger, svc.hostIndex = st, log, &deps, wire.NewLedger(st), hosts
 	defer func() {
 		for _, c := range svc.closers {
 			c()
@@ -185,7 +190,7 @@ func setupServices(ctx context.Context, e env, svc *services) error {
 	}
 	if svc.dw != nil {
 		// Organization profiles count the dark-web records of their domains.
-		svc.deps.OrgProfiles = wire.OrgProfiles(svc.store, hoststore.New(svc.store), svc.dw)
+		svc.deps.OrgProfiles = wire.OrgProfiles(svc.store, svc.hostIndex, svc.dw)
 	}
 	if svc.cfg.AuditRetention > 0 {
 		svc.workers = append(svc.workers, auditPruner(svc.store, svc.cfg.AuditRetention, auditPruneInterval, svc.log))

@@ -34,9 +34,22 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed (comma-separated CIDRs or addresses).
 	TrustedProxies []netip.Prefix
-	Instances      Instances
-	Outbound       Outbound // connections made on a user's behalf (outbound.go)
+	// PostingCacheMiB is the budget of serve's host query posting cache
+	// (hoststore.Store.SetPostingCacheMiB); 0 turns it off.
+	PostingCacheMiB int
+	Instances       Instances
+	Outbound        Outbound // connections made on a user's behalf (outbound.go)
 }
+
+// DefaultPostingCacheMiB is the posting cache's budget unless set: what
+// hoststore.DefaultPostingCacheMiB says (config reads no other package; a
+// test of serve checks they agree).
+const DefaultPostingCacheMiB = 256
+
+// MaxPostingCacheMiB bounds --posting-cache-mib: 1 TiB, far beyond any
+// host index's posting lists, and below any count of bytes given by
+// mistake for mebibytes.
+const MaxPostingCacheMiB = 1 << 20
 
 // DefaultAuditRetention is how long audit records are kept unless set.
 const DefaultAuditRetention = 90 * 24 * time.Hour
@@ -92,6 +105,11 @@ func (c *Config) RegisterServe(fs *flag.FlagSet, getenv Getenv) error {
 		return err
 	}
 	fs.DurationVar(&c.AuditRetention, "audit-retention", retention, "how long OEM audit records are kept (2160h = 90 days); 0 keeps them forever (env PERISCOPE_AUDIT_RETENTION)")
+	pcm, err := envInt(getenv, "PERISCOPE_POSTING_CACHE_MIB", DefaultPostingCacheMiB)
+	if err != nil {
+		return err
+	}
+	fs.IntVar(&c.PostingCacheMiB, "posting-cache-mib", pcm, "MiB of memory for the host index's posting lists that host queries, facets and global searches read, kept decoded; 0 turns the cache off (env PERISCOPE_POSTING_CACHE_MIB)")
 	proxies, err := parsePrefixes(env("PERISCOPE_TRUSTED_PROXIES", ""))
 	if err != nil {
 		return fmt.Errorf("PERISCOPE_TRUSTED_PROXIES: %w", err)
@@ -147,6 +165,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--audit-retention must be >= 0")
 	}
 	if c.Addr != "" { // serve's settings
+		if c.PostingCacheMiB < 0 {
+			return fmt.Errorf("--posting-cache-mib must be >= 0; 0 turns the cache off (got %d)", c.PostingCacheMiB)
+		}
+		if c.PostingCacheMiB > MaxPostingCacheMiB {
+			return fmt.Errorf("--posting-cache-mib is in MiB: %d MiB is more than 1 TiB (at most %d)", c.PostingCacheMiB, MaxPostingCacheMiB)
+		}
 		return c.Instances.validate()
 	}
 	return nil

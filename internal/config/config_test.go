@@ -39,6 +39,44 @@ func TestDefaultsEnvironmentAndFlags(t *testing.T) {
 	}
 }
 
+func TestPostingCacheMiB(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want int
+	}{
+		{"", nil, DefaultPostingCacheMiB},
+		{"64", nil, 64},
+		{"0", nil, 0},
+		{"64", []string{"--posting-cache-mib", "1024"}, 1024},
+		{"", []string{"--posting-cache-mib", "0"}, 0},
+		{"", []string{"--posting-cache-mib", "1048576"}, MaxPostingCacheMiB},
+	} {
+		c, err := parse(t, map[string]string{"PERISCOPE_POSTING_CACHE_MIB": tc.env}, tc.args...)
+		if err != nil || c.PostingCacheMiB != tc.want {
+			t.Errorf("env %q, flags %v: %d %v, want %d", tc.env, tc.args, c.PostingCacheMiB, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", []string{"--posting-cache-mib", "-1"}, "--posting-cache-mib must be >= 0; 0 turns the cache off (got -1)"},
+		{"", []string{"--posting-cache-mib", "268435456"}, "--posting-cache-mib is in MiB: 268435456 MiB is more than 1 TiB (at most 1048576)"},
+		{"-5", nil, "--posting-cache-mib must be >= 0; 0 turns the cache off (got -5)"},
+		{"256MiB", nil, `PERISCOPE_POSTING_CACHE_MIB must be an integer (got "256MiB")`},
+	} {
+		_, err := parse(t, map[string]string{"PERISCOPE_POSTING_CACHE_MIB": tc.env}, tc.args...)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("env %q, flags %v: %v, want %s", tc.env, tc.args, err, tc.want)
+		}
+	}
+	if _, err := parse(t, nil, "--posting-cache-mib", "lots"); err == nil {
+		t.Error("--posting-cache-mib lots accepted")
+	}
+}
+
 func TestInvalid(t *testing.T) {
 	for _, tc := range []struct {
 		env  map[string]string

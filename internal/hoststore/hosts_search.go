@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -75,9 +76,10 @@ type rowCond struct {
 
 // SearchHosts returns a page of the hosts matching q, in the order they were
 // first stored (id order), and their count. Terms and flags are posting
-// lists, intersected; names, address ranges and titles are conditions on
-// the host rows, applied to the posting lists' hosts (or, without terms,
-// walked in id order).
+// lists, intersected (through the posting cache when it is on and the query
+// has nothing else: searchCached); names, address ranges and titles are
+// conditions on the host rows, applied to the posting lists' hosts (or,
+// without terms, walked in id order).
 func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) {
 	terms := make([]string, 0, len(q.Terms)+len(q.Flags))
 	for _, t := range q.Terms {
@@ -114,6 +116,12 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	}
 	if len(terms) == 0 {
 		return s.searchRows(ctx, conds, q.Limit, q.Offset)
+	}
+	if len(conds) == 0 && s.cache.limit() > 0 {
+		page, ok, err := s.searchCached(ctx, terms, q.Limit, q.Offset)
+		if err != nil || ok {
+			return page, err
+		}
 	}
 
 	want := q.Offset + q.Limit
@@ -161,6 +169,85 @@ func (s *Store) SearchHosts(ctx context.Context, q HostQuery) (HostPage, error) 
 	}
 	page.Hosts = hs
 	return page, nil
+}
+
+// searchCached answers a query of terms alone (flags included) through the
+// posting cache, ok false when it leaves the query to the posting rows:
+//
+//   - One term the cache holds is counted and paged on its cached bitmap.
+//   - One term it does not hold is left to the rows: counted on them (a sum
+//     of their id counts) with only its first ids read, which costs the
+//     same however many hosts hold the term. Reading it whole for the cache
+//     decodes every id: 2.1 against 1.2 ms of CPU a search at 1M hosts on
+//     SQLite (BenchmarkSearchHostsDB, "cold"), a cost growing with the
+//     index and paid again after every host write. A term that counts,
+//     facets and searches of several terms use is cached by them, and then
+//     answered here (0.6 ms).
+//   - Several terms are ANDed as MatchHosts ANDs them (cached terms copied
+//     from memory, the others read and cached when no write committed
+//     meanwhile), then counted and paged on the result. Self-answered terms
+//     (addresses, certificate names) are never cached: a query of those
+//     alone is left to the rows, which list their few hosts.
+//   - Ids beyond the cache's 32-bit bitmaps are left to the rows.
+func (s *Store) searchCached(ctx context.Context, terms []string, limit, offset int) (HostPage, bool, error) {
+	if !slices.ContainsFunc(terms, func(t string) bool { return !selfAnswered(t) }) {
+		return HostPage{}, false, nil
+	}
+	gen, maxID, err := s.indexState(ctx)
+	if err != nil {
+		return HostPage{}, false, fmt.Errorf("search hosts: %w", err)
+	}
+	if !cacheable(maxID) {
+		return HostPage{}, false, nil
+	}
+	page := HostPage{Hosts: []host.Host{}, Exact: true}
+	var ids []int64
+	if len(terms) == 1 {
+		cached, ok := s.cache.term(gen, terms[0])
+		if !ok {
+			return HostPage{}, false, nil
+		}
+		page.Total, ids = int(cached.GetCardinality()), roaringPage(cached, offset, limit)
+	} else {
+		e := &Expr{Op: OpAnd}
+		for _, t := range terms {
+			e.Kids = append(e.Kids, &Expr{Op: OpCond, Cond: Cond{Kind: CondTerm, Term: t}})
+		}
+		m, err := s.matchAt(ctx, e, gen, maxID)
+		if err != nil {
+			return HostPage{}, false, err
+		}
+		page.Total = m.Count()
+		if limit > 0 {
+			ids = m.set.page(max(offset, 0), limit)
+		}
+	}
+	if len(ids) > 0 {
+		if page.Hosts, err = s.hostsByID(ctx, ids); err != nil {
+			return HostPage{}, false, err
+		}
+	}
+	return page, true, nil
+}
+
+// roaringPage returns at most limit members of ids after the first offset,
+// ascending.
+func roaringPage(ids *roaring.Bitmap, offset, limit int) []int64 {
+	n := ids.GetCardinality()
+	if limit <= 0 || offset < 0 || uint64(offset) >= n {
+		return nil
+	}
+	first, err := ids.Select(uint32(offset))
+	if err != nil {
+		return nil
+	}
+	out := make([]int64, 0, min(uint64(limit), n-uint64(offset)))
+	it := ids.Iterator()
+	it.AdvanceIfNeeded(first)
+	for it.HasNext() && len(out) < limit {
+		out = append(out, int64(it.Next()))
+	}
+	return out
 }
 
 // termMatches is what matchTerms found as a list: the ids, and the count

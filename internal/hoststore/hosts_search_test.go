@@ -3,10 +3,13 @@ package hoststore_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/periscope-oss/periscope/internal/host"
 	"github.com/periscope-oss/periscope/internal/hoststore"
 )
@@ -269,4 +272,120 @@ func TestSearchSelfAnsweredTerms(t *testing.T) {
 		check([]string{"ip:192.0.2.10"}, "www.example.org")
 		check([]string{"ip:192.0.2.11"}, "api.example.org", "www.example.org")
 	})
+}
+
+// A query of terms and flags alone answers the same through the posting
+// cache as without it: totals, pages in id order (past the end too),
+// self-answered terms, flags and empty results; while the cache fills, once
+// it holds the terms, and after writes through another store.
+func TestSearchHostsCacheOnOff(t *testing.T) {
+	each(t, func(t *testing.T, s *hoststore.Store) {
+		ctx := context.Background()
+		r := rand.New(rand.NewPCG(3, 11))
+		var hs []host.Host
+		for i := range 300 {
+			h := genHost(r, i)
+			if i%4 == 0 && h.Cert.SubjectCommonName != "" {
+				h.Cert.DNSNames = []string{h.Host, "www." + h.Host}
+			}
+			hs = append(hs, h)
+		}
+		for c := range slices.Chunk(hs, 70) {
+			if _, err := s.UpsertHosts(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.SetPostingCacheMiB(64)
+		off := hoststore.New(s.Core())
+		off.SetPostingCacheMiB(0)
+
+		flags := func(kv ...any) map[hoststore.HostFlag]bool {
+			m := map[hoststore.HostFlag]bool{}
+			for i := 0; i < len(kv); i += 2 {
+				m[kv[i].(hoststore.HostFlag)] = kv[i+1].(bool)
+			}
+			return m
+		}
+		queries := []hoststore.HostQuery{
+			{Terms: []string{"cc:us"}},
+			{Terms: []string{"cc:DE", "port:443", "prod:nginx"}},
+			{Terms: []string{"port:443", "port:443"}},
+			{Flags: flags(hoststore.FlagCloud, true)},
+			{Flags: flags(hoststore.FlagCloud, false, hoststore.FlagCDN, true)},
+			{Terms: []string{"tag:web"}, Flags: flags(hoststore.FlagCDN, false)},
+			{Terms: []string{"ip:" + hs[5].IPAddress}},
+			{Terms: []string{"ip:" + hs[5].IPAddress, "cc:" + hs[5].IPMetadata.CountryCode}},
+			{Terms: []string{"scn:" + hs[8].Host}},
+			{Terms: []string{"san:" + hs[0].Host}},
+			{Terms: []string{"san:www." + hs[0].Host, "iorg:" + hs[0].Cert.IssuerOrg}},
+			{Terms: []string{"tag:no-such-tag"}},
+			{Terms: []string{"cc:us", "cc:de"}},
+			{Terms: []string{"tag:no-such-tag", "cc:us"}},
+		}
+		// And random ones: one to three terms of the pools, flags.
+		candidates := []string{"port:22", "port:80", "port:443", "prod:nginx", "prod:openssh", "tech:wordpress", "tech:react",
+			"tag:web", "tag:ssh", "cloud:aws", "cdn:cloudflare", "cc:us", "cc:jp", "asn:13335", "iorg:let's encrypt", "status:200"}
+		for range 24 {
+			var q hoststore.HostQuery
+			for range 1 + r.IntN(3) {
+				q.Terms = append(q.Terms, pick(r, candidates))
+			}
+			if r.IntN(3) == 0 {
+				q.Flags = flags(pick(r, []hoststore.HostFlag{hoststore.FlagCloud, hoststore.FlagCDN, hoststore.FlagLive}), r.IntN(2) == 0)
+			}
+			queries = append(queries, q)
+		}
+
+		compare := func(round string) {
+			t.Helper()
+			for _, q := range queries {
+				all, err := off.SearchHosts(ctx, hoststore.HostQuery{Terms: q.Terms, Flags: q.Flags})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, w := range [][2]int{{7, 0}, {7, 5}, {50, max(all.Total-3, 0)}, {10, all.Total}, {10, all.Total + 10}, {0, 0}} {
+					q.Limit, q.Offset = w[0], w[1]
+					want, err := off.SearchHosts(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := s.SearchHosts(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(pageNames(want), pageNames(got)); diff != "" {
+						t.Errorf("%s: %v %v limit %d offset %d (-without the cache +with it):\n%s", round, q.Terms, q.Flags, q.Limit, q.Offset, diff)
+					}
+				}
+			}
+		}
+		compare("cache filling")
+		if st := s.PostingCacheStats(); st.Terms == 0 || st.Used == 0 {
+			t.Fatalf("nothing cached: %+v", st)
+		}
+		compare("cache filled")
+		// Writes through another store: new hosts, changed terms.
+		other := hoststore.New(s.Core())
+		for round := range 2 {
+			more := changedHosts(r, hs, round)
+			for i := range 20 {
+				more = append(more, genHost(r, 300+20*round+i))
+			}
+			if _, err := other.UpsertHosts(ctx, more); err != nil {
+				t.Fatal(err)
+			}
+			compare(fmt.Sprintf("after write %d", round+1))
+			compare(fmt.Sprintf("after write %d, cache filled", round+1))
+		}
+	})
+}
+
+// pageNames is a page as its total, exactness and host names.
+func pageNames(p hoststore.HostPage) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "total %d exact %v:", p.Total, p.Exact)
+	for _, h := range p.Hosts {
+		b.WriteString(" " + h.Host)
+	}
+	return b.String()
 }

@@ -141,6 +141,13 @@ func (s *Store) MatchHosts(ctx context.Context, e *Expr) (*Matches, error) {
 	if err != nil {
 		return nil, fmt.Errorf("match hosts: %w", err)
 	}
+	return s.matchAt(ctx, e, gen, maxID)
+}
+
+// matchAt evaluates e over the host index at generation gen, whose largest
+// host id is maxID (indexState), keeping the terms it read in the posting
+// cache when no write committed since.
+func (s *Store) matchAt(ctx context.Context, e *Expr, gen, maxID int64) (*Matches, error) {
 	ev := &evaluator{s: s, hi: maxID, gen: gen, cached: cacheable(maxID) && s.cache.limit() > 0}
 	set, err := ev.eval(ctx, e)
 	if err != nil {
@@ -386,8 +393,8 @@ func (ev *evaluator) rows(ctx context.Context, q string, args ...any) (*idBitmap
 // cache holds it.
 func (ev *evaluator) fieldTerms(ctx context.Context, field, sub string) ([]string, error) {
 	if ev.cached {
-		if values, ok := ev.s.cache.field(ev.gen, field); ok {
-			terms := sortedKeys(values, field+":")
+		if f, ok := ev.s.cache.field(ev.gen, field); ok {
+			terms := sortedKeys(f.values, field+":")
 			return slices.DeleteFunc(terms, func(t string) bool { return !strings.Contains(t[len(field)+1:], sub) }), nil
 		}
 	}
@@ -580,29 +587,26 @@ const fieldPostingsSQL = `SELECT term, first_id, n, ids FROM host_postings WHERE
 // the most matching hosts, most first (ties by value), with their counts:
 // exactly how many matching hosts hold each term.
 func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue, error) {
-	counts := map[string]int{}
 	prefix := field + ":"
 	total := m.Count()
 	if total == 0 || n <= 0 {
 		return []FacetValue{}, nil
 	}
-	var values map[string]*roaring.Bitmap
+	var cf *cachedField
 	if m.cached && !selfAnswered(prefix) {
 		var err error
-		if values, err = m.cachedField(ctx, field); err != nil {
+		if cf, err = m.cachedField(ctx, field); err != nil {
 			return nil, err
 		}
 	}
-	if values != nil {
+	if cf != nil {
 		if m.rb == nil {
 			m.rb = roaringOf(m.set, true)
 		}
-		for v, ids := range values {
-			if c := m.rb.AndCardinality(ids); c > 0 {
-				counts[v] = int(c)
-			}
-		}
-	} else if total <= facetDocLimit {
+		return topValues(cf.ranked, m.rb, n), nil
+	}
+	counts := map[string]int{}
+	if total <= facetDocLimit {
 		// Few matches: their documents hold their terms (hostTerms, what
 		// the posting lists were written from).
 		ids := m.set.page(0, total)
@@ -626,13 +630,48 @@ func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue,
 	for v, c := range counts {
 		out = append(out, FacetValue{v, c})
 	}
-	slices.SortFunc(out, func(a, b FacetValue) int {
-		if a.Count != b.Count {
-			return b.Count - a.Count
-		}
-		return strings.Compare(a.Value, b.Value)
-	})
+	slices.SortFunc(out, compareFacetValues)
 	return out[:min(n, len(out))], nil
+}
+
+// topValues returns the n values of a cached field held by the most of
+// matches, most first (ties by value), as Facet orders them. A value's
+// count is at most its cardinality, so once the values (ranked, most hosts
+// first) hold fewer hosts than the n-th count found so far, none left can
+// enter: they are not counted. A value holding exactly as many is counted,
+// since it may tie with the n-th and come before it by value.
+func topValues(ranked []rankedValue, matches *roaring.Bitmap, n int) []FacetValue {
+	if n <= 0 {
+		return []FacetValue{}
+	}
+	top := make([]FacetValue, 0, min(n, len(ranked)))
+	for _, r := range ranked {
+		if len(top) == n && r.card < uint64(top[n-1].Count) {
+			break
+		}
+		c := int(matches.AndCardinality(r.ids))
+		if c == 0 {
+			continue
+		}
+		v := FacetValue{r.value, c}
+		i, _ := slices.BinarySearchFunc(top, v, compareFacetValues)
+		if i == n {
+			continue
+		}
+		if len(top) == n {
+			top = top[:n-1]
+		}
+		top = slices.Insert(top, i, v)
+	}
+	return top
+}
+
+// compareFacetValues orders facet values most hosts first, ties by value.
+func compareFacetValues(a, b FacetValue) int {
+	if a.Count != b.Count {
+		return b.Count - a.Count
+	}
+	return strings.Compare(a.Value, b.Value)
 }
 
 // countRows adds to counts how many matches each term of field holds,
@@ -652,10 +691,10 @@ func (m *Matches) countRows(ctx context.Context, field string, counts map[string
 // matches' generation, reading the field into it first when it is not
 // there; nil when the field does not fit the cache or a write committed
 // while it was read (the caller counts without the cache).
-func (m *Matches) cachedField(ctx context.Context, field string) (map[string]*roaring.Bitmap, error) {
+func (m *Matches) cachedField(ctx context.Context, field string) (*cachedField, error) {
 	c := m.s.cache
-	if values, ok := c.field(m.gen, field); ok {
-		return values, nil
+	if f, ok := c.field(m.gen, field); ok {
+		return f, nil
 	}
 	if c.tooBig(m.gen, field) {
 		return nil, nil
@@ -676,8 +715,7 @@ func (m *Matches) cachedField(ctx context.Context, field string) (map[string]*ro
 	if same, err := m.s.sameGen(ctx, m.gen); err != nil || !same {
 		return nil, err
 	}
-	c.putField(m.gen, field, values, size)
-	return values, nil
+	return c.putField(m.gen, field, values, size), nil
 }
 
 // eachFieldRow calls fn with every posting row of field, in term order,

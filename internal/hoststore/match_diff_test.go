@@ -322,28 +322,33 @@ func TestMatchHostsDifferential(t *testing.T) {
 		// Without the posting cache, facets every other query on the
 		// documents and on the posting lists.
 		s.SetPostingCacheMiB(0)
-		nonEmpty := 0
+		var uncached diffStats
 		for i := range 300 {
 			restore := hoststore.SetFacetDocLimit(100000)
 			if i%2 == 1 {
 				hoststore.SetFacetDocLimit(0)
 			}
-			if checkQuery(t, s, all, genValidQuery(t, r), i) {
-				nonEmpty++
-			}
+			checkQuery(t, s, all, genValidQuery(t, r), i, &uncached)
 			restore()
 		}
-		if nonEmpty < 150 {
-			t.Errorf("only %d of 300 queries matched anything: the generator is too narrow", nonEmpty)
+		if uncached.matched < 150 {
+			t.Errorf("only %d of 300 queries matched anything: the generator is too narrow", uncached.matched)
 		}
 
 		// With the cache: every query twice, filling it then answered
-		// from it.
+		// from it. Its facets stop early at small counts (topValues):
+		// cuts between values of equal count must be among the checks
+		// (TestTopValues tries the rarer tie of a value all of whose
+		// hosts match).
 		s.SetPostingCacheMiB(64)
+		var cached diffStats
 		for i := range 100 {
 			q := genValidQuery(t, r)
-			checkQuery(t, s, all, q, i)
-			checkQuery(t, s, all, q, i)
+			checkQuery(t, s, all, q, i, &cached)
+			checkQuery(t, s, all, q, i, &cached)
+		}
+		if cached.ties < 20 {
+			t.Errorf("only %d cached facets were cut between two values of equal count", cached.ties)
 		}
 		// Writes through another Store on the same database, as another
 		// serve or the CLI would make them: every cached answer after them
@@ -360,8 +365,8 @@ func TestMatchHostsDifferential(t *testing.T) {
 			all = storedHosts(t, s)
 			for i := range 60 {
 				q := genValidQuery(t, r)
-				checkQuery(t, s, all, q, i)
-				checkQuery(t, s, all, q, i)
+				checkQuery(t, s, all, q, i, &cached)
+				checkQuery(t, s, all, q, i, &cached)
 			}
 		}
 		if len(all) != 460 {
@@ -421,10 +426,18 @@ var diffFacets = func() []hostquery.Facet {
 	return facets
 }()
 
+// diffStats counts what checkQuery compared.
+type diffStats struct {
+	matched int // queries matching some host
+	// ties counts facets of a small n cut between two values of equal
+	// count: the n-th is chosen by value.
+	ties int
+}
+
 // checkQuery compares the index's answer to a query (its matches and a
-// third of the facets, chosen by i) with brute force over all, and
-// reports whether anything matched.
-func checkQuery(t *testing.T, s *hoststore.Store, all []host.Host, text string, i int) bool {
+// third of the facets, chosen by i, each at 100 values and at 1, 2 or 3)
+// with brute force over all.
+func checkQuery(t *testing.T, s *hoststore.Store, all []host.Host, text string, i int, st *diffStats) {
 	t.Helper()
 	ctx := context.Background()
 	e, err := hostquery.ParsePlan(text)
@@ -453,7 +466,10 @@ func checkQuery(t *testing.T, s *hoststore.Store, all []host.Host, text string, 
 	}
 	if m.Count() != len(want) || !cmp.Equal(got, want) {
 		t.Errorf("query %q: index %d hosts, brute force %d\n%s", text, m.Count(), len(want), cmp.Diff(want, got))
-		return m.Count() > 0
+		return
+	}
+	if m.Count() > 0 {
+		st.matched++
 	}
 	// A third of the facets each query, in turn.
 	for k, f := range diffFacets {
@@ -486,6 +502,18 @@ func checkQuery(t *testing.T, s *hoststore.Store, all []host.Host, text string, 
 		if diff := cmp.Diff(wantVals, vals); diff != "" {
 			t.Errorf("query %q facet %s (-brute +index):\n%s", text, f.Name, diff)
 		}
+		// And the first few alone, where the cache's count stops early.
+		small := 1 + (i+k/3)%3
+		top, err := m.Facet(ctx, f.Term, small)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wantVals[:min(small, len(wantVals))], top); diff != "" {
+			t.Errorf("query %q facet %s:%d (-brute +index):\n%s", text, f.Name, small, diff)
+		}
+		if len(wantVals) > small && wantVals[small-1].Count == wantVals[small].Count {
+			st.ties++
+		}
 		// A value's count is the total of query AND field:value.
 		if len(vals) > 0 {
 			v := f.Display(vals[:1])[0].Value
@@ -502,5 +530,4 @@ func checkQuery(t *testing.T, s *hoststore.Store, all []host.Host, text string, 
 			}
 		}
 	}
-	return m.Count() > 0
 }

@@ -1,6 +1,7 @@
 package hoststore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -38,8 +39,12 @@ const (
 )
 
 // entryOverhead is what an entry costs beyond its bitmap's own bytes (the
-// map entry, the bitmap's header).
-const entryOverhead = 96
+// map entry, the bitmap's header); a value of a cached field costs
+// rankOverhead more (its place in the field's ranked values).
+const (
+	entryOverhead = 96
+	rankOverhead  = 32
+)
 
 // postingCache is the cache of one Store; safe for concurrent use. Its
 // bitmaps are never changed once stored, so readers share them.
@@ -58,8 +63,35 @@ type postingCache struct {
 // held by no host.
 type cachedField struct {
 	values map[string]*roaring.Bitmap // by the term's value (after "field:")
+	// ranked is every value, most hosts first (ties by value): a facet
+	// visits them in this order and stops at the first value holding
+	// fewer hosts than its n-th count so far (Matches.Facet).
+	ranked []rankedValue
 	size   int64
 	last   uint64
+}
+
+// rankedValue is a value of a cached field and how many hosts hold it.
+type rankedValue struct {
+	value string
+	ids   *roaring.Bitmap
+	card  uint64
+}
+
+// rankValues returns the values of a field, most hosts first, ties by
+// value.
+func rankValues(values map[string]*roaring.Bitmap) []rankedValue {
+	out := make([]rankedValue, 0, len(values))
+	for v, ids := range values {
+		out = append(out, rankedValue{v, ids, ids.GetCardinality()})
+	}
+	slices.SortFunc(out, func(a, b rankedValue) int {
+		if a.card != b.card {
+			return cmp.Compare(b.card, a.card)
+		}
+		return strings.Compare(a.value, b.value)
+	})
+	return out
 }
 
 type cachedTerm struct {
@@ -80,6 +112,22 @@ func (s *Store) SetPostingCacheMiB(n int) {
 	defer c.mu.Unlock()
 	c.budget = int64(max(n, 0)) << 20
 	c.dropLocked()
+}
+
+// PostingCacheStats is what the posting cache holds.
+type PostingCacheStats struct {
+	Budget int64 // bytes; 0: the cache is off
+	Used   int64 // bytes held
+	Fields int   // whole fields held
+	Terms  int   // single terms held
+}
+
+// PostingCacheStats returns what the posting cache holds now.
+func (s *Store) PostingCacheStats() PostingCacheStats {
+	c := s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return PostingCacheStats{Budget: c.budget, Used: c.used, Fields: len(c.fields), Terms: len(c.terms)}
 }
 
 func (c *postingCache) dropLocked() {
@@ -117,7 +165,7 @@ func (c *postingCache) at(gen int64) bool {
 }
 
 // field returns the cached terms of field at gen.
-func (c *postingCache) field(gen int64, field string) (map[string]*roaring.Bitmap, bool) {
+func (c *postingCache) field(gen int64, field string) (*cachedField, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.at(gen) {
@@ -129,7 +177,7 @@ func (c *postingCache) field(gen int64, field string) (map[string]*roaring.Bitma
 	}
 	c.tick++
 	f.last = c.tick
-	return f.values, true
+	return f, true
 }
 
 // term returns the hosts holding term at gen, from its field's entry or
@@ -163,18 +211,22 @@ func (c *postingCache) limit() int64 {
 	return c.budget
 }
 
-// putField stores the terms of field read at gen.
-func (c *postingCache) putField(gen int64, field string, values map[string]*roaring.Bitmap, size int64) {
+// putField stores the terms of field read at gen (size counts their
+// ranking too) and returns them as cached.
+func (c *postingCache) putField(gen int64, field string, values map[string]*roaring.Bitmap, size int64) *cachedField {
+	// Ranked once here, outside the lock, not by every facet.
+	f := &cachedField{values: values, ranked: rankValues(values), size: size}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.at(gen) || !c.makeRoom(size) {
-		return
+		return f
 	}
 	if old, ok := c.fields[field]; ok {
 		c.used -= old.size
 	}
 	c.tick++
-	c.fields[field] = &cachedField{values: values, size: size, last: c.tick}
+	f.last = c.tick
+	c.fields[field] = f
 	c.used += size
 	// The field's own terms are now answered by it.
 	for t, e := range c.terms {
@@ -183,6 +235,7 @@ func (c *postingCache) putField(gen int64, field string, values map[string]*roar
 			delete(c.terms, t)
 		}
 	}
+	return f
 }
 
 // putTerm stores the hosts holding term read at gen.
@@ -301,7 +354,7 @@ func (b *fieldBuilder) finish() {
 	}
 	b.cur.RunOptimize()
 	b.values[b.term] = b.cur
-	b.size += int64(b.cur.GetSizeInBytes()) + int64(len(b.term)) + entryOverhead
+	b.size += int64(b.cur.GetSizeInBytes()) + int64(len(b.term)) + entryOverhead + rankOverhead
 	b.cur = nil
 	if b.size > b.limit {
 		b.over, b.values = true, nil

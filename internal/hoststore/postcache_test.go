@@ -3,6 +3,7 @@ package hoststore
 import (
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -137,4 +138,48 @@ func FuzzIDSetRoaring(f *testing.F) {
 			t.Fatalf("AND-cardinality %d, want %d", got, z.count())
 		}
 	})
+}
+
+// topValues answers what counting every value and sorting answers. The
+// values are few hosts each over a small range, so whole values match
+// and counts tie with cardinalities: a value holding exactly the n-th
+// count must still be counted, since it may come first by value.
+func TestTopValues(t *testing.T) {
+	// z is counted first (most hosts) and is the first value so far with
+	// 2; a holds just 2 hosts, both matching, and comes before z.
+	ranked := rankValues(map[string]*roaring.Bitmap{"z": bitmapOf(1, 2, 3, 4, 5), "a": bitmapOf(6, 7), "b": bitmapOf(8)})
+	got := topValues(ranked, bitmapOf(1, 2, 6, 7, 8), 1)
+	if want := []FacetValue{{"a", 2}}; !slices.Equal(got, want) {
+		t.Fatalf("top 1: %v, want %v", got, want)
+	}
+
+	r := rand.New(rand.NewPCG(5, 9))
+	for range 2000 {
+		values := map[string]*roaring.Bitmap{}
+		for v := range 1 + r.IntN(8) {
+			ids := roaring.New()
+			for range r.IntN(6) {
+				ids.Add(uint32(r.IntN(24)))
+			}
+			values[string(rune('a'+r.IntN(12)))+fmt.Sprint(v%2)] = ids
+		}
+		matches := roaring.New()
+		for range r.IntN(24) {
+			matches.Add(uint32(r.IntN(24)))
+		}
+		var want []FacetValue
+		for v, ids := range values {
+			if c := int(ids.AndCardinality(matches)); c > 0 {
+				want = append(want, FacetValue{v, c})
+			}
+		}
+		slices.SortFunc(want, compareFacetValues)
+		ranked := rankValues(values)
+		for n := 1; n <= len(values)+1; n++ {
+			got := topValues(ranked, matches, n)
+			if w := want[:min(n, len(want))]; !slices.Equal(got, w) {
+				t.Fatalf("top %d of %v over %v: %v, want %v", n, values, matches, got, w)
+			}
+		}
+	}
 }

@@ -25,12 +25,13 @@ import (
 )
 
 // APIDeps wires the API to the storage of st: the core store serves
-// accounts and organizations, each capability's package its routes. Brand
-// is a brand watcher without a worker (its searches are computed on demand);
+// accounts and organizations, hs (the host tables of st, with their posting
+// cache) the host index, each capability's package its routes. Brand is a
+// brand watcher without a worker (its searches are computed on demand);
 // serve replaces it with the running one. Stored WHOIS records are shown
 // beside domain listings whether or not WHOIS lookups are configured.
-func APIDeps(st *store.Store, log *slog.Logger) api.Deps {
-	hs, bs, as := hoststore.New(st), brandstore.New(st), alertstore.New(st)
+func APIDeps(st *store.Store, hs *hoststore.Store, log *slog.Logger) api.Deps {
+	bs, as := brandstore.New(st), alertstore.New(st)
 	return api.Deps{Accounts: st, Orgs: st, Hosts: hs, Vulns: vulnstore.New(st), Listings: bs,
 		Brand: brandwatch.New(st, hs, bs, brandwatch.Options{}), Log: log,
 		Alerts:       &alerts.Service{Store: as, DB: st},
