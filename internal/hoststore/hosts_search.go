@@ -599,11 +599,11 @@ func (s *Store) Listing(ctx context.Context, domain string, resolvableOnly bool,
 		}
 		rows.Close()
 	}
-	total, last, err := s.listingTotals(ctx, domain, resolvableOnly)
+	t, err := s.listingTotals(ctx, domain, resolvableOnly)
 	if err != nil {
 		return DomainListing{}, err
 	}
-	out.Total, out.LastSeen = int(min(total, int64(countCap))), last
+	out.Total, out.LastSeen = int(min(t.n, int64(countCap))), t.lastSeen
 	return out, nil
 }
 

@@ -12,12 +12,13 @@ import (
 	"github.com/periscope-oss/periscope/internal/host"
 )
 
-// The listing memo keeps, for a domain of many hosts, what a listing of it
-// otherwise walks the domain's whole key range for: the number of its
-// hosts (all and resolvable) and their latest last_seen (Listing), and its
-// host ids most recently seen first (RecentUnder), so that a subdomain
-// listing walks only the names it lists and a deep page of domain details
-// is a slice of ids and a read of those documents.
+// The listing memo keeps, for the listings of a domain of many hosts, what
+// they otherwise walk the domain's whole key range for: the count of a
+// listing (every host, or the resolvable ones) and the latest last_seen
+// (Listing), and the listing's host ids most recently seen first
+// (RecentUnder), so that a subdomain listing walks only the names it lists
+// and a deep page of domain details is a slice of ids and a read of those
+// documents.
 //
 // It is exact by the posting cache's rules (postcache.go): a request reads
 // the index generation first and uses only entries of that generation; an
@@ -35,40 +36,35 @@ import (
 // large domain: 4 MB for a domain of 500,000 hosts), so a small budget of
 // its own holds the few large domains of an index.
 //
-// Only domains of at least listMemoMin hosts are memoised: a smaller one
-// is walked as before (quick at that size), with a read of the generation
-// more, and the memo stays a few large entries.
+// Only listings of at least listMemoMin hosts are memoised: a smaller one
+// is walked as before (quick at that size) after a read of the
+// generation, and the memo stays a few large entries.
 
 // listCacheMiB is the listing memo's budget (at most the posting cache's).
 const listCacheMiB = 32
 
-// listMemoMin is the number of hosts below a domain from which its
-// listings are memoised (a variable for tests).
+// listMemoMin is the number of hosts from which a listing is memoised (a
+// variable for tests).
 var listMemoMin int64 = 10_000
 
 // listEntryOverhead is what an entry costs beyond its ids and key.
 const listEntryOverhead = 128
 
-// domainTotals is what a walk of a domain's key range counts.
-type domainTotals struct {
-	all, resolvable, lastSeen int64
-}
-
-func (t domainTotals) count(resolvableOnly bool) int64 {
-	if resolvableOnly {
-		return t.resolvable
-	}
-	return t.all
-}
-
-// recentKey names a domain's ids in RecentUnder's order.
-type recentKey struct {
+// listKey names a listing of a domain: the domain's reversed key, and
+// whether only resolvable hosts are listed.
+type listKey struct {
 	rkey           string
 	resolvableOnly bool
 }
 
+// listTotals is what a listing counts: its hosts and the latest last_seen
+// of every host of the domain (resolvable or not).
+type listTotals struct {
+	n, lastSeen int64
+}
+
 type totalsEntry struct {
-	totals domainTotals
+	totals listTotals
 	size   int64
 	last   uint64
 }
@@ -87,12 +83,12 @@ type listCache struct {
 	gen    int64 // the generation every entry belongs to
 	used   int64
 	tick   uint64
-	totals map[string]*totalsEntry // by the domain's reversed key
-	recent map[recentKey]*recentEntry
+	totals map[listKey]*totalsEntry
+	recent map[listKey]*recentEntry
 }
 
 func newListCache(posts *postingCache) *listCache {
-	return &listCache{posts: posts, totals: map[string]*totalsEntry{}, recent: map[recentKey]*recentEntry{}}
+	return &listCache{posts: posts, totals: map[listKey]*totalsEntry{}, recent: map[listKey]*recentEntry{}}
 }
 
 // budget is the memo's budget in bytes: 0 while the posting cache is off.
@@ -125,42 +121,42 @@ func (c *listCache) dropLocked() {
 	c.used = 0
 }
 
-// domainTotals returns the memoised totals of the domain of rkey at gen.
-func (c *listCache) domainTotals(gen int64, rkey string) (domainTotals, bool) {
+// listTotals returns the memoised totals of k at gen.
+func (c *listCache) listTotals(gen int64, k listKey) (listTotals, bool) {
 	budget := c.budget()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.at(gen, budget) {
-		return domainTotals{}, false
+		return listTotals{}, false
 	}
-	e, ok := c.totals[rkey]
+	e, ok := c.totals[k]
 	if !ok {
-		return domainTotals{}, false
+		return listTotals{}, false
 	}
 	c.tick++
 	e.last = c.tick
 	return e.totals, true
 }
 
-// putTotals stores the totals of the domain of rkey read at gen.
-func (c *listCache) putTotals(gen int64, rkey string, t domainTotals) {
-	size := int64(len(rkey)) + listEntryOverhead
+// putTotals stores the totals of k read at gen.
+func (c *listCache) putTotals(gen int64, k listKey, t listTotals) {
+	size := int64(len(k.rkey)) + listEntryOverhead
 	budget := c.budget()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.at(gen, budget) {
 		return
 	}
-	if _, ok := c.totals[rkey]; ok || !c.makeRoom(size, budget) {
+	if _, ok := c.totals[k]; ok || !c.makeRoom(size, budget) {
 		return
 	}
 	c.tick++
-	c.totals[rkey] = &totalsEntry{totals: t, size: size, last: c.tick}
+	c.totals[k] = &totalsEntry{totals: t, size: size, last: c.tick}
 	c.used += size
 }
 
 // recentIDs returns the memoised ids of k at gen.
-func (c *listCache) recentIDs(gen int64, k recentKey) ([]int64, bool) {
+func (c *listCache) recentIDs(gen int64, k listKey) ([]int64, bool) {
 	budget := c.budget()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -177,12 +173,12 @@ func (c *listCache) recentIDs(gen int64, k recentKey) ([]int64, bool) {
 }
 
 // recentSize is what the ids of a domain cost in the memo.
-func recentSize(k recentKey, n int64) int64 {
+func recentSize(k listKey, n int64) int64 {
 	return 8*n + int64(len(k.rkey)) + listEntryOverhead
 }
 
 // putRecent stores the ids of k read at gen.
-func (c *listCache) putRecent(gen int64, k recentKey, ids []int64) {
+func (c *listCache) putRecent(gen int64, k listKey, ids []int64) {
 	size := recentSize(k, int64(len(ids)))
 	budget := c.budget()
 	c.mu.Lock()
@@ -207,8 +203,7 @@ func (c *listCache) makeRoom(size, budget int64) bool {
 	for c.used+size > budget {
 		// A scan for the oldest entry: entries are few (domains of
 		// listMemoMin hosts or more), and eviction rare.
-		var oldT string
-		var oldR recentKey
+		var oldT, oldR listKey
 		isT, found := false, false
 		oldest := uint64(math.MaxUint64)
 		for k, e := range c.totals {
@@ -244,73 +239,64 @@ func (s *Store) readGen(ctx context.Context) (int64, error) {
 	return gen, nil
 }
 
-// listingTotalsSQL is the aggregate of a listing without the memo: the
-// count (of resolvable hosts, the %s) and the latest last_seen of every
-// host below the domain, resolvable or not.
-const listingTotalsSQL = `SELECT %s, COALESCE(MAX(last_seen), 0) FROM hosts WHERE %s`
+// keyOf names the listing of domain.
+func keyOf(domain string, resolvableOnly bool) listKey {
+	return listKey{rkey: host.ReverseKey(strings.ToLower(domain)), resolvableOnly: resolvableOnly}
+}
 
 // listingTotals returns the count of the hosts of domain and below it
-// (the resolvable ones with resolvableOnly) and their latest last_seen,
-// as one walk of the domain's key range answers them, or the memo.
-func (s *Store) listingTotals(ctx context.Context, domain string, resolvableOnly bool) (n, lastSeen int64, err error) {
+// (the resolvable ones with resolvableOnly) and the latest last_seen of
+// all of them, from the memo or from a walk of the domain's key range,
+// memoised when it counted listMemoMin hosts or more.
+func (s *Store) listingTotals(ctx context.Context, domain string, resolvableOnly bool) (listTotals, error) {
 	if s.lists.budget() <= 0 {
 		s.lists.off()
-		cond, args := underKey("rkey", domain)
-		count := "COUNT(*)"
-		if resolvableOnly {
-			count = "COALESCE(SUM(CASE WHEN is_resolvable = 1 THEN 1 ELSE 0 END), 0)"
-		}
-		err := s.queryRow(ctx, fmt.Sprintf(listingTotalsSQL, count, cond), args...).Scan(&n, &lastSeen)
-		if err != nil {
-			return 0, 0, fmt.Errorf("count subdomains of %q: %w", domain, err)
-		}
-		return n, lastSeen, nil
+		return s.walkTotals(ctx, domain, resolvableOnly)
 	}
 	gen, err := s.readGen(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("count subdomains of %q: %w", domain, err)
+		return listTotals{}, fmt.Errorf("count subdomains of %q: %w", domain, err)
 	}
-	t, err := s.domainTotals(ctx, gen, domain)
-	if err != nil {
-		return 0, 0, err
-	}
-	return t.count(resolvableOnly), t.lastSeen, nil
-}
-
-// domainTotalsSQL is the memo's aggregate: both counts and the latest
-// last_seen in one walk of the range, so that one entry answers a listing
-// with and without resolvable_only.
-const domainTotalsSQL = `SELECT COUNT(*), COALESCE(SUM(CASE WHEN is_resolvable = 1 THEN 1 ELSE 0 END), 0), COALESCE(MAX(last_seen), 0) FROM hosts WHERE %s`
-
-// domainTotals returns the totals of domain at gen from the memo, or from
-// a walk of its key range, memoised when the domain is large enough.
-func (s *Store) domainTotals(ctx context.Context, gen int64, domain string) (domainTotals, error) {
-	rkey := host.ReverseKey(strings.ToLower(domain))
-	if t, ok := s.lists.domainTotals(gen, rkey); ok {
+	k := keyOf(domain, resolvableOnly)
+	if t, ok := s.lists.listTotals(gen, k); ok {
 		return t, nil
 	}
-	cond, args := underKey("rkey", domain)
-	var t domainTotals
-	if err := s.queryRow(ctx, fmt.Sprintf(domainTotalsSQL, cond), args...).Scan(&t.all, &t.resolvable, &t.lastSeen); err != nil {
-		return domainTotals{}, fmt.Errorf("count subdomains of %q: %w", domain, err)
-	}
-	if t.all < listMemoMin {
-		return t, nil
+	t, err := s.walkTotals(ctx, domain, resolvableOnly)
+	if err != nil || t.n < listMemoMin {
+		return t, err
 	}
 	same, err := s.sameGen(ctx, gen)
 	if err != nil {
-		return domainTotals{}, fmt.Errorf("count subdomains of %q: %w", domain, err)
+		return listTotals{}, fmt.Errorf("count subdomains of %q: %w", domain, err)
 	}
 	if same {
-		s.lists.putTotals(gen, rkey, t)
+		s.lists.putTotals(gen, k, t)
+	}
+	return t, nil
+}
+
+// listingTotalsSQL counts a listing (its %s: all hosts, or the resolvable
+// ones) and finds the latest last_seen of every host of the domain.
+const listingTotalsSQL = `SELECT %s, COALESCE(MAX(last_seen), 0) FROM hosts WHERE %s`
+
+// walkTotals reads a listing's totals in one walk of the domain's range.
+func (s *Store) walkTotals(ctx context.Context, domain string, resolvableOnly bool) (listTotals, error) {
+	cond, args := underKey("rkey", domain)
+	count := "COUNT(*)"
+	if resolvableOnly {
+		count = "COALESCE(SUM(CASE WHEN is_resolvable = 1 THEN 1 ELSE 0 END), 0)"
+	}
+	var t listTotals
+	if err := s.queryRow(ctx, fmt.Sprintf(listingTotalsSQL, count, cond), args...).Scan(&t.n, &t.lastSeen); err != nil {
+		return listTotals{}, fmt.Errorf("count subdomains of %q: %w", domain, err)
 	}
 	return t, nil
 }
 
 // recentPage returns the ids of a page of RecentUnder from the memo, or
 // from the domain's ids read whole in RecentUnder's order and memoised;
-// ok is false when the memo does not answer (off, a small domain, or ids
-// that would not fit it), and RecentUnder reads the page alone.
+// ok is false when the memo does not answer (see recentMemo), and
+// RecentUnder reads the page alone.
 func (s *Store) recentPage(ctx context.Context, domain string, resolvableOnly bool, limit, offset int) (page []int64, ok bool, err error) {
 	budget := s.lists.budget()
 	if budget <= 0 {
@@ -323,10 +309,10 @@ func (s *Store) recentPage(ctx context.Context, domain string, resolvableOnly bo
 	if err != nil {
 		return nil, false, fmt.Errorf("hosts of %q: %w", domain, err)
 	}
-	k := recentKey{rkey: host.ReverseKey(strings.ToLower(domain)), resolvableOnly: resolvableOnly}
+	k := keyOf(domain, resolvableOnly)
 	ids, ok := s.lists.recentIDs(gen, k)
 	if !ok {
-		if ids, ok, err = s.recentMemo(ctx, gen, domain, k, budget); err != nil || !ok {
+		if ids, ok, err = s.recentMemo(ctx, gen, domain, k, offset, budget); err != nil || !ok {
 			return nil, false, err
 		}
 	}
@@ -338,8 +324,8 @@ func (s *Store) recentPage(ctx context.Context, domain string, resolvableOnly bo
 }
 
 const (
-	// countUnderSQL counts the hosts of a domain up to a bound.
-	countUnderSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM hosts WHERE %s LIMIT ?) c`
+	// countUnderSQL counts the hosts of a listing up to a bound.
+	countUnderSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM hosts WHERE %s%s LIMIT ?) c`
 	// walkUnderSQL reads what a domain's memo is made of, in one walk of
 	// its key range (the index alone, on SQLite), in name order.
 	walkUnderSQL = `SELECT id, is_resolvable, last_seen FROM hosts WHERE %s ORDER BY rkey`
@@ -347,53 +333,94 @@ const (
 
 // recentMemo reads the ids of k in RecentUnder's order and memoises them
 // at gen with the domain's totals; ok is false, reading no more, for a
-// domain of fewer than listMemoMin hosts or one whose ids would not fit
-// the budget.
-func (s *Store) recentMemo(ctx context.Context, gen int64, domain string, k recentKey, budget int64) (ids []int64, ok bool, err error) {
+// listing of fewer than listMemoMin hosts, one whose ids would not fit the
+// budget, or a first page (offset 0) of a listing not counted yet at gen.
+//
+// Reading every id costs a few times what the first page alone costs
+// (which keeps only the latest hosts of the walk), and the memo lasts
+// until the next host write: a first page asked once between two writes
+// is cheaper alone. A listing counted at gen (its totals memoised: the
+// details route counts it after each page) or paged beyond its first page
+// is read whole.
+func (s *Store) recentMemo(ctx context.Context, gen int64, domain string, k listKey, offset int, budget int64) (ids []int64, ok bool, err error) {
 	cond, args := underKey("rkey", domain)
-	t, known := s.lists.domainTotals(gen, k.rkey)
+	extra := ""
+	if k.resolvableOnly {
+		extra = ` AND is_resolvable = 1`
+	}
+	t, known := s.lists.listTotals(gen, k)
 	if !known {
-		// A small domain is counted to its end, as quick as the page
+		if offset == 0 {
+			return nil, false, nil
+		}
+		// A small listing is counted to its end, as quick as the page
 		// RecentUnder reads then; a large one to the bound only.
-		if err := s.queryRow(ctx, fmt.Sprintf(countUnderSQL, cond), append(slices.Clone(args), listMemoMin)...).Scan(&t.all); err != nil {
+		q := fmt.Sprintf(countUnderSQL, cond, extra)
+		if err := s.queryRow(ctx, q, append(slices.Clone(args), listMemoMin)...).Scan(&t.n); err != nil {
 			return nil, false, fmt.Errorf("hosts of %q: %w", domain, err)
 		}
 	}
-	if t.all < listMemoMin || known && recentSize(k, t.count(k.resolvableOnly)) > budget {
+	if t.n < listMemoMin || known && recentSize(k, t.n) > budget {
 		return nil, false, nil
 	}
-	rows, err := s.query(ctx, fmt.Sprintf(walkUnderSQL, cond), args...)
+	all, res, ids, err := s.walkRecent(ctx, domain, k.resolvableOnly)
+	if err != nil {
+		return nil, false, err
+	}
+	same, err := s.sameGen(ctx, gen)
 	if err != nil {
 		return nil, false, fmt.Errorf("hosts of %q: %w", domain, err)
+	}
+	if same {
+		for _, t := range []struct {
+			k listKey
+			t listTotals
+		}{{listKey{k.rkey, false}, all}, {listKey{k.rkey, true}, res}} {
+			if t.t.n >= listMemoMin {
+				s.lists.putTotals(gen, t.k, t.t)
+			}
+		}
+		s.lists.putRecent(gen, k, ids)
+	}
+	return ids, true, nil
+}
+
+// walkRecent walks the key range of domain once for the totals of both
+// its listings and the ids of one (the resolvable hosts' with
+// resolvableOnly) in RecentUnder's order.
+func (s *Store) walkRecent(ctx context.Context, domain string, resolvableOnly bool) (all, res listTotals, ids []int64, err error) {
+	cond, args := underKey("rkey", domain)
+	rows, err := s.query(ctx, fmt.Sprintf(walkUnderSQL, cond), args...)
+	if err != nil {
+		return all, res, nil, fmt.Errorf("hosts of %q: %w", domain, err)
 	}
 	defer rows.Close()
 	// Rows in name order (pos) sorted by last_seen, latest first, then
 	// by pos: RecentUnder's order, ties in name order.
 	type seen struct{ id, last, pos int64 }
 	var hs []seen
-	t = domainTotals{}
 	for rows.Next() {
 		var h seen
-		var res int
-		if err := rows.Scan(&h.id, &res, &h.last); err != nil {
-			return nil, false, fmt.Errorf("hosts of %q: %w", domain, err)
+		var resolvable int
+		if err := rows.Scan(&h.id, &resolvable, &h.last); err != nil {
+			return all, res, nil, fmt.Errorf("hosts of %q: %w", domain, err)
 		}
-		t.all++
-		if t.all == 1 || h.last > t.lastSeen {
-			t.lastSeen = h.last
+		if all.n == 0 || h.last > all.lastSeen {
+			all.lastSeen = h.last
 		}
-		if res == 1 {
-			t.resolvable++
+		all.n++
+		if resolvable == 1 {
+			res.n++
 		}
-		if res == 1 || !k.resolvableOnly {
+		if resolvable == 1 || !resolvableOnly {
 			h.pos = int64(len(hs))
 			hs = append(hs, h)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("hosts of %q: %w", domain, err)
+		return all, res, nil, fmt.Errorf("hosts of %q: %w", domain, err)
 	}
-	rows.Close()
+	res.lastSeen = all.lastSeen
 	slices.SortFunc(hs, func(a, b seen) int {
 		if c := cmp.Compare(b.last, a.last); c != 0 {
 			return c
@@ -404,13 +431,5 @@ func (s *Store) recentMemo(ctx context.Context, gen int64, domain string, k rece
 	for i, h := range hs {
 		ids[i] = h.id
 	}
-	same, err := s.sameGen(ctx, gen)
-	if err != nil {
-		return nil, false, fmt.Errorf("hosts of %q: %w", domain, err)
-	}
-	if same {
-		s.lists.putTotals(gen, k.rkey, t)
-		s.lists.putRecent(gen, k, ids)
-	}
-	return ids, true, nil
+	return all, res, ids, nil
 }

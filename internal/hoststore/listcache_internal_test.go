@@ -6,7 +6,7 @@ import "testing"
 // used entries, never holds what cannot fit, and answers only for the
 // generation its entries were stored at.
 func TestListCacheBudgetAndGenerations(t *testing.T) {
-	k := func(s string) recentKey { return recentKey{rkey: s} }
+	k := func(s string) listKey { return listKey{rkey: s} }
 	entry := recentSize(k("a"), 100) // every key is one byte long
 	c := newListCache(newPostingCache(3 * entry))
 	ids := make([]int64, 100)
@@ -31,24 +31,24 @@ func TestListCacheBudgetAndGenerations(t *testing.T) {
 		t.Error("an entry too large to store evicted others")
 	}
 
-	c.putTotals(1, "a", domainTotals{all: 1})
-	if _, ok := c.domainTotals(0, "a"); ok {
+	c.putTotals(1, k("a"), listTotals{n: 1})
+	if _, ok := c.listTotals(0, k("a")); ok {
 		t.Error("an older generation was answered")
 	}
-	if _, ok := c.domainTotals(2, "a"); ok {
+	if _, ok := c.listTotals(2, k("a")); ok {
 		t.Error("a newer generation was answered from an older one")
 	}
 	if c.used != 0 || len(c.recent) != 0 {
 		t.Errorf("a newer generation kept %d bytes", c.used)
 	}
-	c.putTotals(1, "a", domainTotals{all: 1})
-	if _, ok := c.domainTotals(2, "a"); ok {
+	c.putTotals(1, k("a"), listTotals{n: 1})
+	if _, ok := c.listTotals(2, k("a")); ok {
 		t.Error("an entry of an older generation was stored")
 	}
 
 	c.posts.budget = 0
-	c.putTotals(2, "a", domainTotals{all: 1})
-	if _, ok := c.domainTotals(2, "a"); ok || c.used != 0 {
+	c.putTotals(2, k("a"), listTotals{n: 1})
+	if _, ok := c.listTotals(2, k("a")); ok || c.used != 0 {
 		t.Error("an entry was stored with a budget of 0")
 	}
 }
