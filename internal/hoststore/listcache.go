@@ -172,7 +172,7 @@ func (c *listCache) recentIDs(gen int64, k listKey) ([]int64, bool) {
 	return e.ids, true
 }
 
-// recentSize is what the ids of a domain cost in the memo.
+// recentSize is what the ids of a listing of n hosts cost in the memo.
 func recentSize(k listKey, n int64) int64 {
 	return 8*n + int64(len(k.rkey)) + listEntryOverhead
 }
@@ -201,7 +201,7 @@ func (c *listCache) makeRoom(size, budget int64) bool {
 		return false
 	}
 	for c.used+size > budget {
-		// A scan for the oldest entry: entries are few (domains of
+		// A scan for the oldest entry: entries are few (listings of
 		// listMemoMin hosts or more), and eviction rare.
 		var oldT, oldR listKey
 		isT, found := false, false
