@@ -13,3 +13,20 @@ func SetFacetDocLimit(n int) func() {
 	facetDocLimit = n
 	return func() { facetDocLimit = old }
 }
+
+// SetListingMemoMin changes the number of hosts from which a domain's
+// listings are memoised, for tests over small domains; it returns a
+// function restoring it.
+func SetListingMemoMin(n int64) func() {
+	old := listMemoMin
+	listMemoMin = n
+	return func() { listMemoMin = old }
+}
+
+// ListingMemo returns the number of domains whose totals the listing memo
+// holds and the number of id orders it holds.
+func (s *Store) ListingMemo() (totals, recent int) {
+	s.lists.mu.Lock()
+	defer s.lists.mu.Unlock()
+	return len(s.lists.totals), len(s.lists.recent)
+}

@@ -659,7 +659,8 @@ type DomainListing struct {
 // not, as LastSeenUnder). It returns what Subdomains and LastSeenUnder
 // return together, without walking the range once for the count and again
 // for the maximum; both read only the index (rkey, is_resolvable,
-// last_seen).
+// last_seen). The count and the maximum of a domain of many hosts are
+// kept in the listing memo (listcache.go), so only the names are walked.
 func (s *Store) Listing(ctx context.Context, domain string, resolvableOnly bool, limit, countCap int) (DomainListing, error) {
 	cond, args := underKey("rkey", domain)
 	out := DomainListing{Names: []string{}}
@@ -685,16 +686,11 @@ func (s *Store) Listing(ctx context.Context, domain string, resolvableOnly bool,
 		}
 		rows.Close()
 	}
-	n := "COUNT(*)"
-	if resolvableOnly {
-		n = "COALESCE(SUM(CASE WHEN is_resolvable = 1 THEN 1 ELSE 0 END), 0)"
-	}
-	var total int64
-	err := s.queryRow(ctx, "SELECT "+n+", COALESCE(MAX(last_seen), 0) FROM hosts WHERE "+cond, args...).Scan(&total, &out.LastSeen)
+	t, err := s.listingTotals(ctx, domain, resolvableOnly)
 	if err != nil {
-		return DomainListing{}, fmt.Errorf("count subdomains of %q: %w", domain, err)
+		return DomainListing{}, err
 	}
-	out.Total = int(min(total, int64(countCap)))
+	out.Total, out.LastSeen = int(min(t.n, int64(countCap))), t.lastSeen
 	return out, nil
 }
 

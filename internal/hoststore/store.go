@@ -36,12 +36,14 @@ type Store struct {
 	d       dialect
 	tracker ChangeTracker // nil: host writes keep no ledger
 	cache   *postingCache
+	lists   *listCache // the listing memo, within the posting cache's budget
 }
 
 // New returns the host tables of s (migrated with Migrations); its writes
 // keep no ledger.
 func New(s *store.Store) *Store {
-	return &Store{st: s, d: dialectOf(s.Dialect()), cache: newPostingCache(DefaultPostingCacheMiB << 20)}
+	cache := newPostingCache(DefaultPostingCacheMiB << 20)
+	return &Store{st: s, d: dialectOf(s.Dialect()), cache: cache, lists: newListCache(cache)}
 }
 
 // NewTracked is New with every host write recording its changes through t
