@@ -603,7 +603,7 @@ func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue,
 		if m.rb == nil {
 			m.rb = roaringOf(m.set, true)
 		}
-		return topValues(cf.ranked, m.rb, n), nil
+		return topValues(cf.ranked, m.rb, m.set.words, n), nil
 	}
 	counts := map[string]int{}
 	if total <= facetDocLimit {
@@ -640,7 +640,10 @@ func (m *Matches) Facet(ctx context.Context, field string, n int) ([]FacetValue,
 // first) hold fewer hosts than the n-th count found so far, none left can
 // enter: they are not counted. A value holding exactly as many is counted,
 // since it may tie with the n-th and come before it by value.
-func topValues(ranked []rankedValue, matches *roaring.Bitmap, n int) []FacetValue {
+//
+// words are the matches as dense words from id 0 (nil when there are
+// none): a value with dense words of its own is counted on them.
+func topValues(ranked []rankedValue, matches *roaring.Bitmap, words []uint64, n int) []FacetValue {
 	if n <= 0 {
 		return []FacetValue{}
 	}
@@ -649,7 +652,12 @@ func topValues(ranked []rankedValue, matches *roaring.Bitmap, n int) []FacetValu
 		if len(top) == n && r.card < uint64(top[n-1].Count) {
 			break
 		}
-		c := int(matches.AndCardinality(r.ids))
+		var c int
+		if r.dense != nil && words != nil {
+			c = andCount(words, r.dense)
+		} else {
+			c = int(matches.AndCardinality(r.ids))
+		}
 		if c == 0 {
 			continue
 		}
@@ -664,6 +672,17 @@ func topValues(ranked []rankedValue, matches *roaring.Bitmap, n int) []FacetValu
 		top = slices.Insert(top, i, v)
 	}
 	return top
+}
+
+// andCount returns how many bits a and b both set (over the shorter).
+func andCount(a, b []uint64) int {
+	n := min(len(a), len(b))
+	a, b = a[:n], b[:n]
+	c := 0
+	for i := range a {
+		c += bits.OnesCount64(a[i] & b[i])
+	}
+	return c
 }
 
 // compareFacetValues orders facet values most hosts first, ties by value.
@@ -715,7 +734,7 @@ func (m *Matches) cachedField(ctx context.Context, field string) (*cachedField, 
 	if same, err := m.s.sameGen(ctx, m.gen); err != nil || !same {
 		return nil, err
 	}
-	return c.putField(m.gen, field, values, size), nil
+	return c.put(m.gen, field, newCachedField(values, size, m.set.hi)), nil
 }
 
 // eachFieldRow calls fn with every posting row of field, in term order,

@@ -76,6 +76,41 @@ type rankedValue struct {
 	value string
 	ids   *roaring.Bitmap
 	card  uint64
+	// dense is ids as a word a 64 ids of the whole id range, for a value
+	// held by at least a denseShare-th of the hosts (newCachedField): its
+	// count against a match set is then an AND and a popcount a word, not
+	// a bit test an id of its sparse containers.
+	dense []uint64
+}
+
+// denseShare: a value held by at least one host in denseShare also keeps
+// its dense words. Counting a sparse container against the match set
+// tests a bit an id (about 1.5 ns), the dense words cost an AND and a
+// popcount a 64 ids (about 0.3 ns a word): dense words are several times
+// faster from one id in 32 on, for at most 32 times the memory of those
+// values (at 10M hosts, 1.25 MB a value).
+const denseShare = 32
+
+// newCachedField returns the cached form of a field's values, read with
+// size bytes of bitmaps while the largest host id was hi: its values
+// ranked and, for those held by a denseShare-th of the ids or more, their
+// dense words (whose bytes it adds to the size). A negative hi keeps no
+// dense words.
+func newCachedField(values map[string]*roaring.Bitmap, size, hi int64) *cachedField {
+	f := &cachedField{values: values, ranked: rankValues(values), size: size}
+	if hi < 0 {
+		return f
+	}
+	for i := range f.ranked {
+		r := &f.ranked[i]
+		if r.card*denseShare < uint64(hi+1) {
+			break // ranked most hosts first: none after holds more
+		}
+		r.dense = make([]uint64, hi/64+1)
+		r.ids.WriteDenseTo(r.dense)
+		f.size += int64(len(r.dense)) * 8
+	}
+	return f
 }
 
 // rankValues returns the values of a field, most hosts first, ties by
@@ -83,7 +118,7 @@ type rankedValue struct {
 func rankValues(values map[string]*roaring.Bitmap) []rankedValue {
 	out := make([]rankedValue, 0, len(values))
 	for v, ids := range values {
-		out = append(out, rankedValue{v, ids, ids.GetCardinality()})
+		out = append(out, rankedValue{value: v, ids: ids, card: ids.GetCardinality()})
 	}
 	slices.SortFunc(out, func(a, b rankedValue) int {
 		if a.card != b.card {
@@ -214,8 +249,14 @@ func (c *postingCache) limit() int64 {
 // putField stores the terms of field read at gen (size counts their
 // ranking too) and returns them as cached.
 func (c *postingCache) putField(gen int64, field string, values map[string]*roaring.Bitmap, size int64) *cachedField {
-	// Ranked once here, outside the lock, not by every facet.
-	f := &cachedField{values: values, ranked: rankValues(values), size: size}
+	return c.put(gen, field, newCachedField(values, size, -1))
+}
+
+// put stores the cached form of field read at gen (built by
+// newCachedField outside the lock, once, not by every facet) and returns
+// it, stored or not.
+func (c *postingCache) put(gen int64, field string, f *cachedField) *cachedField {
+	size := f.size
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.at(gen) || !c.makeRoom(size) {

@@ -148,7 +148,7 @@ func TestTopValues(t *testing.T) {
 	// z is counted first (most hosts) and is the first value so far with
 	// 2; a holds just 2 hosts, both matching, and comes before z.
 	ranked := rankValues(map[string]*roaring.Bitmap{"z": bitmapOf(1, 2, 3, 4, 5), "a": bitmapOf(6, 7), "b": bitmapOf(8)})
-	got := topValues(ranked, bitmapOf(1, 2, 6, 7, 8), 1)
+	got := topValues(ranked, bitmapOf(1, 2, 6, 7, 8), nil, 1)
 	if want := []FacetValue{{"a", 2}}; !slices.Equal(got, want) {
 		t.Fatalf("top 1: %v, want %v", got, want)
 	}
@@ -175,10 +175,19 @@ func TestTopValues(t *testing.T) {
 		}
 		slices.SortFunc(want, compareFacetValues)
 		ranked := rankValues(values)
+		// With dense words for every value (hi 23: each value holds at
+		// least one of the 24 ids, a denseShare-th of them), counted
+		// against the matches' own words.
+		dense := newCachedField(values, 0, 23).ranked
+		words := make([]uint64, 1)
+		matches.WriteDenseTo(words)
 		for n := 1; n <= len(values)+1; n++ {
-			got := topValues(ranked, matches, n)
+			got := topValues(ranked, matches, nil, n)
 			if w := want[:min(n, len(want))]; !slices.Equal(got, w) {
 				t.Fatalf("top %d of %v over %v: %v, want %v", n, values, matches, got, w)
+			}
+			if got := topValues(dense, matches, words, n); !slices.Equal(got, want[:min(n, len(want))]) {
+				t.Fatalf("top %d of %v over %v on dense words: %v, want %v", n, values, matches, got, want[:min(n, len(want))])
 			}
 		}
 	}
