@@ -556,24 +556,23 @@ func (s *Store) searchRows(ctx context.Context, conds []rowCond, limit, offset i
 	if limit <= 0 || offset >= total && page.Exact {
 		return page, nil
 	}
-	rows, err := s.query(ctx, "SELECT h.doc "+body+" ORDER BY h.id LIMIT ? OFFSET ?", append(args, limit, offset)...)
+	// The page's ids first, then their documents: ordering the range's
+	// rows with their documents sorted every document of the range (an
+	// address block of 500,000 hosts: 663 ms on SQLite), the ids alone
+	// are read from the index.
+	rows, err := s.query(ctx, "SELECT h.id "+body+" ORDER BY h.id LIMIT ? OFFSET ?", append(args, limit, offset)...)
 	if err != nil {
 		return HostPage{}, fmt.Errorf("search hosts: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var doc []byte
-		if err := rows.Scan(&doc); err != nil {
-			return HostPage{}, fmt.Errorf("search hosts: %w", err)
-		}
-		var h host.Host
-		if err := decodeHostDoc(doc, &h); err != nil {
-			return HostPage{}, fmt.Errorf("decode host: %w", err)
-		}
-		page.Hosts = append(page.Hosts, h)
-	}
-	if err := rows.Err(); err != nil {
+	ids, err := scanIDs(rows)
+	if err != nil {
 		return HostPage{}, fmt.Errorf("search hosts: %w", err)
+	}
+	if len(ids) == 0 {
+		return page, nil
+	}
+	if page.Hosts, err = s.hostsByID(ctx, ids); err != nil {
+		return HostPage{}, err
 	}
 	return page, nil
 }
