@@ -4,12 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -77,39 +76,27 @@ func (s *Store) TouchDeferredIndexes(ctx context.Context, names []string) error 
 // names it built. Each index is built and its row removed in one
 // transaction; an index that exists already is only forgotten.
 func (s *Store) RestoreIndexes(ctx context.Context, names ...string) ([]string, error) {
-	ds, err := s.deferredIndexes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var built []string
-	for _, d := range ds {
-		for _, n := range names {
-			if n != d.name {
-				continue
-			}
-			ok, err := s.restoreIndex(ctx, d)
-			if err != nil {
-				return built, err
-			}
-			if ok {
-				built = append(built, d.name)
-			}
-		}
-	}
-	return built, nil
+	return s.restoreWhere(ctx, func(d deferredIndex) bool { return slices.Contains(names, d.name) })
 }
 
 // RestoreAbandonedIndexes builds again the deferred indexes whose load
 // died: its process is gone from this machine, or, on another, its
 // heartbeat is older than StaleDeferral. It returns the names it built.
 func (s *Store) RestoreAbandonedIndexes(ctx context.Context) ([]string, error) {
+	now := s.Now()
+	return s.restoreWhere(ctx, func(d deferredIndex) bool { return d.abandoned(now) })
+}
+
+// restoreWhere builds the deferred indexes that pick chooses, in name
+// order, and returns the names it built.
+func (s *Store) restoreWhere(ctx context.Context, pick func(deferredIndex) bool) ([]string, error) {
 	ds, err := s.deferredIndexes(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var built []string
 	for _, d := range ds {
-		if !d.abandoned(s.Now()) {
+		if !pick(d) {
 			continue
 		}
 		ok, err := s.restoreIndex(ctx, d)
@@ -139,12 +126,6 @@ func (d deferredIndex) abandoned(now time.Time) bool {
 		return !processAlive(n)
 	}
 	return now.Unix()-d.touched > int64(StaleDeferral/time.Second)
-}
-
-// processAlive reports whether process pid runs on this machine.
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // processOwner names this process for deferred_indexes.owner.
