@@ -193,6 +193,10 @@ func (s *Store) searchCached(ctx context.Context, terms []string, limit, offset 
 	if !slices.ContainsFunc(terms, func(t string) bool { return !selfAnswered(t) }) {
 		return HostPage{}, false, nil
 	}
+	if len(terms) == 1 && !s.cache.holds(terms[0]) {
+		// Left to the rows whatever the generation: not worth a read of it.
+		return HostPage{}, false, nil
+	}
 	gen, maxID, err := s.indexState(ctx)
 	if err != nil {
 		return HostPage{}, false, fmt.Errorf("search hosts: %w", err)

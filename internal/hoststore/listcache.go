@@ -230,15 +230,6 @@ func (c *listCache) makeRoom(size, budget int64) bool {
 	return true
 }
 
-// readGen reads the host index's generation.
-func (s *Store) readGen(ctx context.Context) (int64, error) {
-	var gen int64
-	if err := s.queryRow(ctx, indexGenSQL).Scan(&gen); err != nil {
-		return 0, fmt.Errorf("read the host index generation: %w", err)
-	}
-	return gen, nil
-}
-
 // keyOf names the listing of domain.
 func keyOf(domain string, resolvableOnly bool) listKey {
 	return listKey{rkey: host.ReverseKey(strings.ToLower(domain)), resolvableOnly: resolvableOnly}

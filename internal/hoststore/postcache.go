@@ -239,6 +239,17 @@ func (c *postingCache) term(gen int64, term string) (*roaring.Bitmap, bool) {
 	return nil, false
 }
 
+// holds reports whether the cache holds term's field or term itself, at
+// whatever generation (a hint: term checks the generation).
+func (c *postingCache) holds(term string) bool {
+	field, _, _ := strings.Cut(term, ":")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, f := c.fields[field]
+	_, t := c.terms[term]
+	return f || t
+}
+
 // limit returns the budget: no entry is larger.
 func (c *postingCache) limit() int64 {
 	c.mu.Lock()
@@ -341,11 +352,17 @@ func (s *Store) indexState(ctx context.Context) (gen, maxID int64, err error) {
 // sameGen reports whether the index is still at gen: what was read since
 // gen was read is that generation's.
 func (s *Store) sameGen(ctx context.Context, gen int64) (bool, error) {
-	var now int64
-	if err := s.queryRow(ctx, indexGenSQL).Scan(&now); err != nil {
-		return false, fmt.Errorf("read the host index generation: %w", err)
+	now, err := s.readGen(ctx)
+	return now == gen, err
+}
+
+// readGen reads the host index's generation.
+func (s *Store) readGen(ctx context.Context) (int64, error) {
+	var gen int64
+	if err := s.queryRow(ctx, indexGenSQL).Scan(&gen); err != nil {
+		return 0, fmt.Errorf("read the host index generation: %w", err)
 	}
-	return now == gen, nil
+	return gen, nil
 }
 
 // cacheable says whether ids up to maxID fit the cache's 32-bit bitmaps.
