@@ -242,7 +242,20 @@ func (p *pipeline) prepare() {
 // after each batch.
 func (p *pipeline) write(ctx context.Context) {
 	defer close(p.done)
-	tx := &txBatches{in: p.in, source: p.source, sum: &p.sum, load: hoststore.NewHostLoad()}
+	load := hoststore.NewHostLoad()
+	// Into an empty index the posting rows are staged and entered sorted
+	// at the end (hoststore's stage.go), also when the load fails or is
+	// interrupted: what it stored is then searchable.
+	load.StagePostings()
+	defer func() {
+		if !load.Staged() {
+			return
+		}
+		if _, err := p.in.Store.FinishStagedPostings(context.WithoutCancel(ctx)); err != nil && p.writeErr == nil {
+			p.writeErr = err
+		}
+	}()
+	tx := &txBatches{in: p.in, source: p.source, sum: &p.sum, load: load}
 	fail := func(err error) {
 		tx.rollback()
 		p.writeErr = err

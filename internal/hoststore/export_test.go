@@ -1,6 +1,11 @@
 package hoststore
 
-import "github.com/periscope-oss/periscope/internal/store"
+import (
+	"context"
+	"slices"
+
+	"github.com/periscope-oss/periscope/internal/store"
+)
 
 // Core is the core store, for tests that read the tables directly.
 func (s *Store) Core() *store.Store { return s.st }
@@ -29,4 +34,33 @@ func (s *Store) ListingMemo() (totals, recent int) {
 	s.lists.mu.Lock()
 	defer s.lists.mu.Unlock()
 	return len(s.lists.totals), len(s.lists.recent)
+}
+
+// PostingSets reads every term's ids from host_postings, rows merged, for
+// tests that compare two indexes.
+func (s *Store) PostingSets(ctx context.Context) (map[string][]int64, error) {
+	rows, err := s.st.DB().QueryContext(ctx, `SELECT term, first_id, n, ids FROM host_postings ORDER BY term, first_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]int64{}
+	for rows.Next() {
+		var term string
+		var first int64
+		var n int
+		var blob []byte
+		if err := rows.Scan(&term, &first, &n, &blob); err != nil {
+			return nil, err
+		}
+		ids, err := decodePostingIDs(nil, first, n, blob)
+		if err != nil {
+			return nil, err
+		}
+		out[term] = append(out[term], ids...)
+	}
+	for t, ids := range out {
+		out[t] = slices.Compact(sortIDs(ids))
+	}
+	return out, rows.Err()
 }

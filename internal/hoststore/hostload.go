@@ -30,7 +30,25 @@ type HostLoad struct {
 	count int           // names noted
 	maxID int64         // the largest host id once the load's writes are in; -1 before its first
 	off   bool
+	// stage says the load may stage its posting rows (StagePostings);
+	// staging that it does: the stage holds its rows and no one else's,
+	// up to stageSeq (committed) and pendSeq (its open transaction's).
+	stage, staging    bool
+	stageSeq, pendSeq int64
 }
+
+// StagePostings has the load stage its posting rows when it begins on an
+// empty host index (stage.go): they enter host_postings sorted when the
+// load ends (FinishStagedPostings) or when another writer comes first,
+// and until then searches by term do not find the load's hosts.
+func (l *HostLoad) StagePostings() { l.stage = true }
+
+// stagingOn reports whether the load's posting rows go to the stage.
+func (l *HostLoad) stagingOn() bool { return l.on() && l.staging }
+
+// Staged reports whether the load staged posting rows that may still be
+// waiting (FinishStagedPostings enters them).
+func (l *HostLoad) Staged() bool { return l != nil && l.stageSeq > 0 }
 
 // maxLoadNames bounds the names a HostLoad remembers (its filters take
 // 2 bytes a name).

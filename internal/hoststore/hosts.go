@@ -268,6 +268,9 @@ type HostWriter struct {
 	tx    *store.Tx
 	load  *HostLoad
 	moves termMoves // the updated hosts' term changes, applied at Commit
+	// stage is load when the transaction's posting rows go to its stage
+	// (stage.go; decided once, as the transaction begins), else nil.
+	stage *HostLoad
 	// tracked says a batch of the transaction went through the tracker.
 	tracked bool
 	failed  bool
@@ -288,6 +291,15 @@ func (s *Store) BeginHosts(ctx context.Context, load *HostLoad) (*HostWriter, er
 		tx.Rollback()
 		return nil, err
 	}
+	// Where its posting rows go; a stage that is not load's is entered
+	// first.
+	if err := s.beginStage(ctx, tx, load); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	if load.stagingOn() {
+		w.stage = load
+	}
 	return w, nil
 }
 
@@ -302,7 +314,7 @@ func (w *HostWriter) Upsert(ctx context.Context, b *HostBatch) (HostStats, error
 		return st, nil
 	}
 	w.tracked = w.tracked || w.s.tracker != nil
-	if err := w.s.upsertHostsTx(ctx, w.tx, b, &st, w.load, w.moves); err != nil {
+	if err := w.s.upsertHostsTx(ctx, w.tx, b, &st, w.load, w.stage, w.moves); err != nil {
 		w.failed = true
 		return HostStats{Rejected: st.Rejected, Rejects: st.Rejects}, err
 	}
@@ -319,7 +331,7 @@ func (w *HostWriter) Commit() error {
 		w.Rollback()
 		return errors.New("commit hosts: the transaction failed")
 	}
-	if err := w.moves.apply(w.ctx, w.tx); err != nil {
+	if err := w.moves.apply(w.ctx, w.tx, w.stage); err != nil {
 		w.Rollback()
 		return fmt.Errorf("commit hosts: %w", err)
 	}
@@ -333,6 +345,9 @@ func (w *HostWriter) Commit() error {
 	if err := w.tx.Commit(); err != nil {
 		w.load.stop() // what it noted of the transaction may not be stored
 		return fmt.Errorf("commit: %w", err)
+	}
+	if w.stage != nil {
+		w.stage.stageSeq = w.stage.pendSeq
 	}
 	if w.tracked {
 		w.s.tracker.Committed()
@@ -361,7 +376,7 @@ type storedHost struct {
 // merged and updated. New hosts' terms are written
 // as one posting row per term; updated hosts' term changes are applied to
 // the rows holding them.
-func (s *Store) upsertHostsTx(ctx context.Context, tx *store.Tx, b *HostBatch, st *HostStats, load *HostLoad, moves termMoves) error {
+func (s *Store) upsertHostsTx(ctx context.Context, tx *store.Tx, b *HostBatch, st *HostStats, load, stage *HostLoad, moves termMoves) error {
 	var next int64
 	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM hosts`).Scan(&next); err != nil {
 		return fmt.Errorf("upsert hosts: %w", err)
@@ -427,8 +442,11 @@ func (s *Store) upsertHostsTx(ctx context.Context, tx *store.Tx, b *HostBatch, s
 		}
 	}
 	lists = append(lists, flags...)
-	w := postingWriter{tx: tx}
-	if err := w.insertNew(ctx, lists); err != nil {
+	if stage != nil {
+		if err := stageLists(ctx, tx, stage, lists, false); err != nil {
+			return err
+		}
+	} else if err := (postingWriter{tx: tx}).insertNew(ctx, lists); err != nil {
 		return err
 	}
 	for i, p := range b.hosts {
@@ -565,8 +583,8 @@ func (m termMoves) note(term string, id int64, add bool) {
 }
 
 // apply writes the changes: removals first, then additions, each in term
-// order.
-func (m termMoves) apply(ctx context.Context, tx *store.Tx) error {
+// order; to the stage of load when it is not nil.
+func (m termMoves) apply(ctx context.Context, tx *store.Tx, stage *HostLoad) error {
 	adds, dels := map[string][]int64{}, map[string][]int64{}
 	for t, ids := range m {
 		for id, add := range ids {
@@ -576,6 +594,16 @@ func (m termMoves) apply(ctx context.Context, tx *store.Tx) error {
 				dels[t] = append(dels[t], id)
 			}
 		}
+	}
+	if stage != nil {
+		if err := stageLists(ctx, tx, stage, sortedTermLists(dels), true); err != nil {
+			return err
+		}
+		if err := stageLists(ctx, tx, stage, sortedTermLists(adds), false); err != nil {
+			return err
+		}
+		clear(m)
+		return nil
 	}
 	w := postingWriter{tx: tx}
 	for _, l := range sortedTermLists(dels) {

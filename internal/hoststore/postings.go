@@ -472,9 +472,18 @@ var postingCols = []string{"term", "first_id", "n", "ids"}
 // insertNew writes one row per term for ids no row holds yet and above every
 // stored id (new hosts), in term order.
 func (w postingWriter) insertNew(ctx context.Context, lists []termIDList) error {
-	rows := make([][]any, len(lists))
+	rows := make([]stagedPosting, len(lists))
 	for i, l := range lists {
-		rows[i] = []any{l.term, l.ids[0], len(l.ids), encodePostingIDs(l.ids)}
+		rows[i] = stagedPosting{term: l.term, first: l.ids[0], n: len(l.ids), ids: encodePostingIDs(l.ids)}
+	}
+	return w.insertEncoded(ctx, rows)
+}
+
+// insertEncoded writes encoded rows that no row's key equals, in key order.
+func (w postingWriter) insertEncoded(ctx context.Context, ps []stagedPosting) error {
+	rows := make([][]any, len(ps))
+	for i, p := range ps {
+		rows[i] = []any{p.term, p.first, p.n, p.ids}
 	}
 	// A batch's rows go through COPY where the engine has it. A conflict
 	// fails the COPY as a whole, so the batch fails rather than lose an
@@ -485,17 +494,16 @@ func (w postingWriter) insertNew(ctx context.Context, lists []termIDList) error 
 		return nil
 	}
 	const per = 200 // rows per statement
-	for c := range slices.Chunk(lists, per) {
+	for c := range slices.Chunk(rows, per) {
 		q, err := w.tx.Prepared(ctx, w.tx.Dialect().InsertIgnoring(`host_postings (term, first_id, n, ids) VALUES (?,?,?,?)`+
 			strings.Repeat(`,(?,?,?,?)`, len(c)-1), "term, first_id"))
 		if err != nil {
 			return fmt.Errorf("insert postings: %w", err)
 		}
 		args := make([]any, 0, 4*len(c))
-		for _, r := range rows[:len(c)] {
+		for _, r := range c {
 			args = append(args, r...)
 		}
-		rows = rows[len(c):]
 		res, err := q.ExecContext(ctx, args...)
 		if err != nil {
 			return fmt.Errorf("insert postings: %w", err)
