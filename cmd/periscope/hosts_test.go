@@ -98,13 +98,17 @@ func testIngestExportRoundTrip(t *testing.T, engine string) {
 	if !strings.Contains(errOut, "building the indexes deferred by a first load: hosts_ipkey, ledger_host_ts, ledger_domain_ts") {
 		t.Fatalf("a first load deferred no index: %s", errOut)
 	}
+	// ... and enters the posting rows it staged.
+	if !strings.Contains(errOut, "indexed the terms of a first load at its end: ") {
+		t.Fatalf("a first load staged no posting rows: %s", errOut)
+	}
 	checkHostIndexes(t, a)
 	out, errOut, err = runCLI(t, "ingest", "hosts", "--database", a, gen)
 	if err != nil || !strings.Contains(out, "read 3000, stored 0 (inserted 0, updated 0), unchanged 3000") {
 		t.Fatalf("re-ingest is not idempotent: %v %s", err, out)
 	}
-	if strings.Contains(errOut, "deferred") {
-		t.Fatalf("a load on stored hosts deferred indexes: %s", errOut)
+	if strings.Contains(errOut, "deferred") || strings.Contains(errOut, "first load") {
+		t.Fatalf("a load on stored hosts deferred indexes or staged postings: %s", errOut)
 	}
 	// The indexes of a load that died are built by the next command.
 	st, err := store.Open(context.Background(), a)
@@ -298,6 +302,80 @@ func TestServePostingCacheFlag(t *testing.T) {
 				if err := s.stop(); err != nil {
 					t.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// A first load that died leaves its staged posting rows and its deferred
+// indexes; the next command builds the one and indexes the other, so the
+// load's hosts are found by their terms.
+func TestDeadLoadStageEnteredOnOpen(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.DSN(t, engine)
+			if _, _, err := runCLI(t, "init", "--database", dsn); err != nil {
+				t.Fatal(err)
+			}
+			st, err := store.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names, err := wire.DeferHostIndexes(ctx, st)
+			if err != nil || len(names) == 0 {
+				t.Fatalf("DeferHostIndexes on an empty index = %v, %v", names, err)
+			}
+			hs := hoststore.New(st)
+			load := hoststore.NewHostLoad()
+			load.StagePostings()
+			w, err := hs.BeginHosts(ctx, load)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := hs.PrepareHosts([]host.Host{
+				{Host: "a.dead.example", NetworkPorts: []int{8443}, LastSeen: 2},
+				{Host: "b.dead.example", NetworkPorts: []int{8443}, LastSeen: 2},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Upsert(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			count := func(q string) int {
+				t.Helper()
+				var n int
+				if err := st.QueryRow(ctx, q).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			if count(`SELECT COUNT(*) FROM host_postings`) != 0 || count(`SELECT COUNT(*) FROM host_postings_stage`) == 0 {
+				t.Fatal("the load's posting rows were not staged")
+			}
+			// The load dies: its deferral's owner is gone.
+			if _, err := st.Exec(ctx, `UPDATE deferred_indexes SET owner = 'elsewhere.invalid:1', touched = 0`); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			_, errOut, err := runCLI(t, "account", "list", "--database", dsn)
+			if err != nil || !strings.Contains(errOut, "indexed the") || !strings.Contains(errOut, "posting rows an interrupted ingest had staged") {
+				t.Fatalf("account list after a dead load: %v %s", err, errOut)
+			}
+			st, err = store.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if n := count(`SELECT COUNT(*) FROM host_postings_stage`); n != 0 {
+				t.Fatalf("%d staged rows left", n)
+			}
+			if n := count(`SELECT n FROM host_postings WHERE term = 'port:8443'`); n != 2 {
+				t.Fatalf("port:8443 holds %d hosts, want 2", n)
 			}
 		})
 	}

@@ -78,6 +78,9 @@ func ingestHostSources(ctx context.Context, e env, o ingestOpts, st *store.Store
 		return ingestHostSource(ctx, o.feeds, in, f, src, wrap, progress)
 	})
 	o.report(e, hostReport(string(f), len(files), total), total.Skips)
+	if total.Staged > 0 {
+		fmt.Fprintf(e.stderr, "indexed the terms of a first load at its end: %d posting rows in %s\n", total.Staged, total.StageTime.Round(time.Millisecond))
+	}
 	// Built even when the load was interrupted: what it stored is there
 	// to be searched.
 	if err := bulk.finish(context.WithoutCancel(ctx)); err != nil && firstErr == nil {

@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/periscope-oss/periscope/internal/hoststore"
 	"github.com/periscope-oss/periscope/internal/schema"
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -86,6 +88,13 @@ func Open(ctx context.Context, dsn string, o Opening) (*store.Store, error) {
 	built, err := s.RestoreAbandonedIndexes(ctx)
 	if len(built) > 0 && o.Log != nil {
 		fmt.Fprintf(o.Log, "database: built the indexes an interrupted ingest had deferred: %s\n", strings.Join(built, ", "))
+	}
+	if err == nil && slices.ContainsFunc(built, func(n string) bool { return slices.Contains(hoststore.BulkDeferredIndexes, n) }) {
+		// The same load left the posting rows it staged.
+		var n int64
+		if n, err = hoststore.New(s).FinishStagedPostings(ctx); n > 0 && o.Log != nil {
+			fmt.Fprintf(o.Log, "database: indexed the %d posting rows an interrupted ingest had staged\n", n)
+		}
 	}
 	if err != nil {
 		s.Close()

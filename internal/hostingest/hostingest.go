@@ -115,6 +115,10 @@ type Summary struct {
 	// SkippedBy under SkipPrivate too.
 	SkippedPrivate int
 	Duration       time.Duration
+	// Staged counts the posting rows a first load staged and entered
+	// into the index at its end, in StageTime (hoststore's stage.go).
+	Staged    int64
+	StageTime time.Duration
 }
 
 // Add adds o's counts to s.
@@ -127,6 +131,8 @@ func (s *Summary) Add(o Summary) {
 	s.Unchanged += o.Unchanged
 	s.Rejected += o.Rejected
 	s.Rejects = append(s.Rejects, o.Rejects...)
+	s.Staged += o.Staged
+	s.StageTime += o.StageTime
 	for r, n := range o.SkippedBy {
 		if s.SkippedBy == nil {
 			s.SkippedBy = map[string]int{}
@@ -251,9 +257,12 @@ func (p *pipeline) write(ctx context.Context) {
 		if !load.Staged() {
 			return
 		}
-		if _, err := p.in.Store.FinishStagedPostings(context.WithoutCancel(ctx)); err != nil && p.writeErr == nil {
+		start := time.Now()
+		n, err := p.in.Store.FinishStagedPostings(context.WithoutCancel(ctx))
+		if err != nil && p.writeErr == nil {
 			p.writeErr = err
 		}
+		p.sum.Staged, p.sum.StageTime = n, time.Since(start)
 	}()
 	tx := &txBatches{in: p.in, source: p.source, sum: &p.sum, load: load}
 	fail := func(err error) {
