@@ -66,7 +66,7 @@ tables() {
 # ingest FILE: the ingest's own summary line, its wall time and peak RSS.
 ingest() {
 	/usr/bin/time -f 'wall %e s, user %U s, sys %S s, peak RSS %M KiB' \
-		"$BIN/periscope" ingest hosts --database "$db" "$1" 2>&1 | grep -E 'stored|wall'
+		"$BIN/periscope" ingest hosts --database "$db" "$1" 2>&1 | grep -E 'stored|wall|indexed the terms|built in'
 }
 
 if has ingest; then
