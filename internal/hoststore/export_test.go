@@ -64,3 +64,13 @@ func (s *Store) PostingSets(ctx context.Context) (map[string][]int64, error) {
 	}
 	return out, rows.Err()
 }
+
+// SetStageSteps changes how many rows of a run the stage's merge reads at
+// a time and how many it takes between deletes of the rows taken, for
+// tests of runs read in several parts; it returns a function restoring
+// them.
+func SetStageSteps(read int, recycle int64) func() {
+	oldRead, oldRecycle := stageRead, recycleEvery
+	stageRead, recycleEvery = read, recycle
+	return func() { stageRead, recycleEvery = oldRead, oldRecycle }
+}

@@ -47,8 +47,15 @@ import (
 // stageCols are the columns of host_postings_stage.
 var stageCols = []string{"seq", "term", "first_id", "n", "ids"}
 
-// stageRead is how many rows of a run one read brings.
-const stageRead = 256
+// stageRead is how many rows of a run one read brings: at 10M hosts a
+// stage holds about 16M rows of 95 bytes on average in some 800 runs, and
+// reads of 256 rows were a fifth of its merge on PostgreSQL (a round trip
+// each).
+var stageRead = 1024
+
+// recycleEvery is how many rows the merge takes between its deletes of the
+// rows taken (SQLite).
+var recycleEvery int64 = 1 << 20
 
 // stageLists appends lists to the stage as one run, removals when removed.
 func stageLists(ctx context.Context, tx *store.Tx, load *HostLoad, lists []termIDList, removed bool) error {
@@ -335,7 +342,6 @@ func (s *Store) mergeStage(ctx context.Context, tx *store.Tx, runs []*stageRun) 
 	// grows by the stage once rather than twice (PostgreSQL truncates the
 	// stage at the end).
 	recycle := tx.Dialect().Name() != "postgres"
-	const recycleEvery = 1 << 20
 	lastRecycle := int64(0)
 	for _, r := range runs {
 		r.gone = r.next
@@ -359,7 +365,7 @@ func (s *Store) mergeStage(ctx context.Context, tx *store.Tx, runs []*stageRun) 
 			pend = append(pend, rows...)
 		}
 		term = term[:0]
-		if len(pend) >= 4096 {
+		if len(pend) >= 16384 {
 			return flush()
 		}
 		return nil

@@ -61,49 +61,55 @@ var stageSteps = []struct{ lo, hi, v int }{{0, 40, 0}, {20, 60, 1}, {0, 30, 2}, 
 // by name but not by term.
 func TestStagedLoadEqualsDirectLoad(t *testing.T) {
 	for _, e := range storetest.Engines() {
-		t.Run(e, func(t *testing.T) {
-			ctx := context.Background()
-			direct := hoststore.New(storetest.Open(t, e, hoststore.Migrations()))
-			staged := hoststore.New(storetest.Open(t, e, hoststore.Migrations()))
-			dl, sl := hoststore.NewHostLoad(), hoststore.NewHostLoad()
-			sl.StagePostings()
-			for _, st := range stageSteps {
-				stageTx(t, direct, dl, st.lo, st.hi, st.v)
-				stageTx(t, staged, sl, st.lo, st.hi, st.v)
-			}
-			if !sl.Staged() || dl.Staged() {
-				t.Fatalf("staged: %v and %v, want only the staging load's", sl.Staged(), dl.Staged())
-			}
-			if got, err := staged.PostingSets(ctx); err != nil || len(got) != 0 {
-				t.Fatalf("before the stage is entered, %d terms are posted (%v)", len(got), err)
-			}
-			if _, err := staged.Host(ctx, "h005.example.com"); err != nil {
-				t.Fatalf("a staged host is not found by name: %v", err)
-			}
-			n, err := staged.FinishStagedPostings(ctx)
-			if err != nil || n == 0 {
-				t.Fatalf("entered %d staged rows: %v", n, err)
-			}
-			want, err := direct.PostingSets(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := staged.PostingSets(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				for term, ids := range want {
-					if !reflect.DeepEqual(got[term], ids) {
-						t.Errorf("%s: staged %v, direct %v", term, got[term], ids)
-					}
-				}
-				t.Fatalf("%d terms staged, %d direct", len(got), len(want))
-			}
-			if n, err := staged.FinishStagedPostings(ctx); err != nil || n != 0 {
-				t.Fatalf("a second finish entered %d rows (%v)", n, err)
-			}
+		t.Run(e, func(t *testing.T) { testStagedLoad(t, e) })
+		t.Run(e+"/reads of 3 rows, deletes every 10", func(t *testing.T) {
+			defer hoststore.SetStageSteps(3, 10)()
+			testStagedLoad(t, e)
 		})
+	}
+}
+
+func testStagedLoad(t *testing.T, e string) {
+	ctx := context.Background()
+	direct := hoststore.New(storetest.Open(t, e, hoststore.Migrations()))
+	staged := hoststore.New(storetest.Open(t, e, hoststore.Migrations()))
+	dl, sl := hoststore.NewHostLoad(), hoststore.NewHostLoad()
+	sl.StagePostings()
+	for _, st := range stageSteps {
+		stageTx(t, direct, dl, st.lo, st.hi, st.v)
+		stageTx(t, staged, sl, st.lo, st.hi, st.v)
+	}
+	if !sl.Staged() || dl.Staged() {
+		t.Fatalf("staged: %v and %v, want only the staging load's", sl.Staged(), dl.Staged())
+	}
+	if got, err := staged.PostingSets(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("before the stage is entered, %d terms are posted (%v)", len(got), err)
+	}
+	if _, err := staged.Host(ctx, "h005.example.com"); err != nil {
+		t.Fatalf("a staged host is not found by name: %v", err)
+	}
+	n, err := staged.FinishStagedPostings(ctx)
+	if err != nil || n == 0 {
+		t.Fatalf("entered %d staged rows: %v", n, err)
+	}
+	want, err := direct.PostingSets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := staged.PostingSets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		for term, ids := range want {
+			if !reflect.DeepEqual(got[term], ids) {
+				t.Errorf("%s: staged %v, direct %v", term, got[term], ids)
+			}
+		}
+		t.Fatalf("%d terms staged, %d direct", len(got), len(want))
+	}
+	if n, err := staged.FinishStagedPostings(ctx); err != nil || n != 0 {
+		t.Fatalf("a second finish entered %d rows (%v)", n, err)
 	}
 }
 
