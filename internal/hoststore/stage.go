@@ -12,7 +12,7 @@ import (
 	"github.com/periscope-oss/periscope/internal/store"
 )
 
-// The stage of a first load's posting rows (migration 50).
+// The stage of a first load's posting rows (migration 51).
 //
 // A batch of new hosts writes a posting row per term it holds, and most of
 // them are unique terms (certificate hashes and serials, addresses, names)

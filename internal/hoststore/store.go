@@ -3,7 +3,7 @@
 // loads (hostload.go, stage.go) and host search (hosts_search.go). It answers
 // /api/v1/domain/*, /api/v1/host/* and the global search, and serves brand
 // monitoring the host names it reads (names.go). Its tables are created by
-// migrations 0003, 0005, 0006, 0007, 0043 and 0050 (migrations/); 0005 moves the terms
+// migrations 0003, 0005, 0006, 0007, 0043 and 0051 (migrations/); 0005 moves the terms
 // of 0003 into posting lists with a Go step (moveHostTerms).
 package hoststore
 
