@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
+	"database/sql"
 	"fmt"
 	"math/bits"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/periscope-oss/periscope/internal/store"
 )
@@ -133,7 +135,7 @@ func (s *Store) beginStage(ctx context.Context, tx *store.Tx, load *HostLoad) er
 	if top == 0 {
 		return nil
 	}
-	_, err := s.enterStage(ctx, tx)
+	_, err := s.enterStage(ctx, tx, false)
 	return err
 }
 
@@ -148,7 +150,7 @@ func (s *Store) FinishStagedPostings(ctx context.Context) (int64, error) {
 	if err := tx.Dialect().TakeTurns(ctx, tx, store.LockHosts); err != nil {
 		return 0, err
 	}
-	n, err := s.enterStage(ctx, tx)
+	n, err := s.enterStage(ctx, tx, true)
 	if err != nil || n == 0 {
 		return 0, err
 	}
@@ -176,23 +178,8 @@ type stagedPosting struct {
 	ids   []byte
 }
 
-// recycleStage deletes the rows the merge has taken from each run.
-func recycleStage(ctx context.Context, tx *store.Tx, runs []*stageRun) error {
-	for _, r := range runs {
-		upto := r.next // the first seq not taken
-		if len(r.rows) > 0 {
-			upto = r.rows[0].seq
-		}
-		if upto <= r.gone {
-			continue
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM host_postings_stage WHERE seq >= ? AND seq < ?`, r.gone, upto); err != nil {
-			return fmt.Errorf("empty posting stage: %w", err)
-		}
-		r.gone = upto
-	}
-	return nil
-}
+// seqRange is the seqs from lo up to, not including, hi.
+type seqRange struct{ lo, hi int64 }
 
 // stageRow is a row of the stage.
 type stageRow struct {
@@ -226,15 +213,19 @@ func (h *stageHeap) Pop() any {
 	return r
 }
 
+// stageReader runs a query of the stage: in the transaction that enters
+// it, or on a connection of its own (see mergeStage).
+type stageReader func(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+
 // fill reads the run's next rows; it reports whether it has any.
-func (r *stageRun) fill(ctx context.Context, tx *store.Tx) (bool, error) {
+func (r *stageRun) fill(ctx context.Context, read stageReader) (bool, error) {
 	if len(r.rows) > 0 {
 		return true, nil
 	}
 	if r.next > r.hi {
 		return false, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT seq, term, first_id, n, ids FROM host_postings_stage WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
+	rows, err := read(ctx, `SELECT seq, term, first_id, n, ids FROM host_postings_stage WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
 		r.next, r.hi, stageRead)
 	if err != nil {
 		return false, fmt.Errorf("read posting stage: %w", err)
@@ -263,8 +254,11 @@ func (r *stageRun) fill(ctx context.Context, tx *store.Tx) (bool, error) {
 }
 
 // enterStage moves the stage into host_postings in tx and returns how many
-// staged rows it read.
-func (s *Store) enterStage(ctx context.Context, tx *store.Tx) (int64, error) {
+// staged rows it read. With sep it reads the stage on a connection of its
+// own when one is free within a second (a load's end; not inside another
+// writer's transaction, where waiting for a connection could wait on
+// writers that wait for it).
+func (s *Store) enterStage(ctx context.Context, tx *store.Tx, sep bool) (int64, error) {
 	var runs []*stageRun
 	rs, err := tx.Query(ctx, `SELECT lo, hi FROM host_postings_stage_runs ORDER BY lo`)
 	if err != nil {
@@ -296,7 +290,16 @@ func (s *Store) enterStage(ctx context.Context, tx *store.Tx) (int64, error) {
 		// are applied one by one in the order they were written.
 		read, err = s.applyStage(ctx, tx, runs)
 	} else {
-		read, err = s.mergeStage(ctx, tx, runs)
+		var conn *sql.Conn
+		if sep {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			if c, err := s.st.DB().Conn(cctx); err == nil {
+				conn = c
+				defer conn.Close()
+			}
+			cancel()
+		}
+		read, err = s.mergeStage(ctx, tx, runs, conn)
 	}
 	if err != nil {
 		return 0, err
@@ -314,11 +317,84 @@ func (s *Store) enterStage(ctx context.Context, tx *store.Tx) (int64, error) {
 }
 
 // mergeStage writes the runs' rows into an empty host_postings in key
-// order, replaying the terms that need it (see the top of this file).
-func (s *Store) mergeStage(ctx context.Context, tx *store.Tx, runs []*stageRun) (int64, error) {
+// order, replaying the terms that need it (see the top of this file). With
+// a connection of its own for reading (sep, not nil), the merge runs
+// beside the inserts, on the other core: it reads only what the stage held
+// when the transaction began, which the transaction's own deletes do not
+// change for another connection.
+func (s *Store) mergeStage(ctx context.Context, tx *store.Tx, runs []*stageRun, sep *sql.Conn) (int64, error) {
+	w := postingWriter{tx: tx}
+	write := func(b stageBatch) error {
+		if err := w.insertEncoded(ctx, b.rows); err != nil {
+			return err
+		}
+		for _, g := range b.gone {
+			if _, err := tx.Exec(ctx, `DELETE FROM host_postings_stage WHERE seq >= ? AND seq < ?`, g.lo, g.hi); err != nil {
+				return fmt.Errorf("empty posting stage: %w", err)
+			}
+		}
+		return nil
+	}
+	// On SQLite the rows taken are deleted as the merge goes, so that the
+	// pages they free take the new rows of host_postings and the file
+	// grows by the stage once rather than twice (PostgreSQL truncates the
+	// stage at the end).
+	recycle := tx.Dialect().Name() != "postgres"
+	if sep == nil {
+		return mergeRuns(ctx, stageReader(tx.Query), runs, recycle, write)
+	}
+	read := func(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+		return sep.QueryContext(ctx, s.st.Rebind(q), args...)
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan stageBatch, 2)
+	var n int64
+	var merr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(batches)
+		n, merr = mergeRuns(mctx, read, runs, recycle, func(b stageBatch) error {
+			select {
+			case batches <- b:
+				return nil
+			case <-mctx.Done():
+				return mctx.Err()
+			}
+		})
+	}()
+	var werr error
+	for b := range batches {
+		if werr == nil {
+			if werr = write(b); werr != nil {
+				cancel() // the merge stops at its next batch
+			}
+		}
+	}
+	<-done
+	if werr != nil {
+		return 0, werr
+	}
+	return n, merr
+}
+
+// stageBatch is a part of the merge's output, in key order, with the
+// ranges of the stage it has taken whole since the batch before (deleted
+// by the writer when it recycles).
+type stageBatch struct {
+	rows []stagedPosting
+	gone []seqRange
+}
+
+// mergeRuns merges the runs' rows into key order, replays the terms that
+// need it, and hands the rows to write in batches; it returns how many
+// staged rows it read.
+func mergeRuns(ctx context.Context, read stageReader, runs []*stageRun, recycle bool, write func(stageBatch) error) (int64, error) {
 	h := make(stageHeap, 0, len(runs))
 	for _, r := range runs {
-		ok, err := r.fill(ctx, tx)
+		r.gone = r.next
+		ok, err := r.fill(ctx, read)
 		if err != nil {
 			return 0, err
 		}
@@ -327,27 +403,18 @@ func (s *Store) mergeStage(ctx context.Context, tx *store.Tx, runs []*stageRun) 
 		}
 	}
 	heap.Init(&h)
-	w := postingWriter{tx: tx}
-	var pend []stagedPosting // rows to insert, in key order
+	var pend []stagedPosting // rows to write, in key order
+	var gone []seqRange
 	flush := func() error {
-		if len(pend) == 0 {
+		if len(pend) == 0 && len(gone) == 0 {
 			return nil
 		}
-		err := w.insertEncoded(ctx, pend)
-		pend = pend[:0]
+		err := write(stageBatch{rows: pend, gone: gone})
+		pend, gone = nil, nil
 		return err
 	}
-	// On SQLite the rows taken are deleted as the merge goes, so that the
-	// pages they free take the new rows of host_postings and the file
-	// grows by the stage once rather than twice (PostgreSQL truncates the
-	// stage at the end).
-	recycle := tx.Dialect().Name() != "postgres"
-	lastRecycle := int64(0)
-	for _, r := range runs {
-		r.gone = r.next
-	}
 	var term []stageRow // the rows of the term being merged
-	var read int64
+	var taken, lastRecycle int64
 	var re replay
 	emit := func() error {
 		if len(term) == 0 {
@@ -374,22 +441,30 @@ func (s *Store) mergeStage(ctx context.Context, tx *store.Tx, runs []*stageRun) 
 		r := h[0]
 		x := r.rows[0]
 		r.rows = r.rows[1:]
-		read++
+		taken++
 		if len(term) > 0 && term[0].term != x.term {
 			if err := emit(); err != nil {
 				return 0, err
 			}
 		}
 		term = append(term, x)
-		if recycle && read-lastRecycle >= recycleEvery {
-			// The rows taken are in memory, and the transaction writes
-			// them or rolls the deletes back.
-			if err := recycleStage(ctx, tx, runs); err != nil {
-				return 0, err
+		if recycle && taken-lastRecycle >= recycleEvery {
+			// The rows taken are in memory: the writer deletes them from
+			// the stage with the batch that carries these ranges or a
+			// later one, in the transaction that writes them.
+			for _, q := range runs {
+				upto := q.next // the first seq not taken
+				if len(q.rows) > 0 {
+					upto = q.rows[0].seq
+				}
+				if upto > q.gone {
+					gone = append(gone, seqRange{q.gone, upto})
+					q.gone = upto
+				}
 			}
-			lastRecycle = read
+			lastRecycle = taken
 		}
-		ok, err := r.fill(ctx, tx)
+		ok, err := r.fill(ctx, read)
 		if err != nil {
 			return 0, err
 		}
@@ -402,7 +477,7 @@ func (s *Store) mergeStage(ctx context.Context, tx *store.Tx, runs []*stageRun) 
 	if err := emit(); err != nil {
 		return 0, err
 	}
-	return read, flush()
+	return taken, flush()
 }
 
 // needsReplay reports whether a term's staged rows (in key order) remove
@@ -487,7 +562,7 @@ func (s *Store) applyStage(ctx context.Context, tx *store.Tx, runs []*stageRun) 
 	var read int64
 	for _, r := range runs {
 		for {
-			ok, err := r.fill(ctx, tx)
+			ok, err := r.fill(ctx, stageReader(tx.Query))
 			if err != nil {
 				return 0, err
 			}
