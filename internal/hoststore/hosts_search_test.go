@@ -389,3 +389,39 @@ func pageNames(p hoststore.HostPage) string {
 	}
 	return b.String()
 }
+
+// A term stored over many writes has a row each; a page of its first
+// hosts, and one deep in it, read its rows a few at a time and answer as
+// a read of them all would (with the posting cache off, so the rows are
+// what answers).
+func TestSearchOneTermOverManyRows(t *testing.T) {
+	each(t, func(t *testing.T, s *hoststore.Store) {
+		ctx := context.Background()
+		s.SetPostingCacheMiB(0)
+		const n = 90
+		for i := range n {
+			h := host.Host{Host: fmt.Sprintf("r%03d.example.com", i), NetworkPorts: []int{8081}, LastSeen: 5}
+			if _, err := s.UpsertHosts(ctx, []host.Host{h}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct{ offset, limit int }{{0, 3}, {0, 50}, {40, 50}, {85, 10}} {
+			page, err := s.SearchHosts(ctx, hoststore.HostQuery{Terms: []string{"port:8081"}, Offset: c.offset, Limit: c.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page.Total != n {
+				t.Errorf("offset %d: total %d, want %d", c.offset, page.Total, n)
+			}
+			want := min(c.limit, n-c.offset)
+			if len(page.Hosts) != want {
+				t.Fatalf("offset %d limit %d: %d hosts, want %d", c.offset, c.limit, len(page.Hosts), want)
+			}
+			for i, h := range page.Hosts {
+				if w := fmt.Sprintf("r%03d.example.com", c.offset+i); h.Host != w {
+					t.Fatalf("offset %d: host %d is %s, want %s", c.offset, i, h.Host, w)
+				}
+			}
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -230,11 +231,13 @@ func (s *Store) eachPostingRow(ctx context.Context, term string, maxFirst int64,
 
 // termIDs returns the ids of the hosts holding term, ascending. With limit
 // > 0 it may stop once it has the limit smallest ids (it returns at least
-// those).
+// those), and reads the rows a few at a time: PostgreSQL sends a query's
+// whole answer however early the reader stops, and a common term's rows
+// are a megabyte at ten million hosts where a first page needs one.
 func (s *Store) termIDs(ctx context.Context, term string, limit int) ([]int64, error) {
 	var ids []int64
 	sorted := true
-	err := s.eachPostingRow(ctx, term, 0, func(first int64, n int, blob []byte) (bool, error) {
+	each := func(first int64, n int, blob []byte) (bool, error) {
 		if limit > 0 && len(ids) >= limit {
 			// Every later row starts at first or above: once the limit
 			// smallest ids so far are all below it, they are the answer.
@@ -251,7 +254,13 @@ func (s *Store) termIDs(ctx context.Context, term string, limit int) ([]int64, e
 		var err error
 		ids, err = decodePostingIDs(ids, first, n, blob)
 		return true, err
-	})
+	}
+	var err error
+	if limit <= 0 {
+		err = s.eachPostingRow(ctx, term, 0, each)
+	} else {
+		err = s.eachPostingRowPaged(ctx, term, each)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -259,6 +268,41 @@ func (s *Store) termIDs(ctx context.Context, term string, limit int) ([]int64, e
 		ids = sortIDs(ids)
 	}
 	return ids, nil
+}
+
+// eachPostingRowPaged is eachPostingRow over every row of term, read in
+// pages of 4, 16, 64… rows (each after the last first id read: a term's
+// first ids are distinct, they are its rows' key).
+func (s *Store) eachPostingRowPaged(ctx context.Context, term string, fn func(first int64, n int, blob []byte) (bool, error)) error {
+	after, page := int64(math.MinInt64), 4
+	for {
+		rows, err := s.query(ctx, `SELECT first_id, n, ids FROM host_postings WHERE term = ? AND first_id > ? ORDER BY first_id LIMIT ?`, term, after, page)
+		if err != nil {
+			return fmt.Errorf("read postings of %q: %w", term, err)
+		}
+		got, more := 0, true
+		for rows.Next() && more {
+			var n int
+			var blob []byte
+			if err := rows.Scan(&after, &n, &blob); err != nil {
+				rows.Close()
+				return fmt.Errorf("read postings of %q: %w", term, err)
+			}
+			got++
+			if more, err = fn(after, n, blob); err != nil {
+				rows.Close()
+				return fmt.Errorf("read postings of %q: %w", term, err)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read postings of %q: %w", term, err)
+		}
+		if !more || got < page {
+			return nil
+		}
+		page = min(4*page, 1024)
+	}
 }
 
 func sortIDs(ids []int64) []int64 {
