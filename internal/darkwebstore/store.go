@@ -411,7 +411,7 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 			return res, d.breachDates(ctx, res)
 		}
 	}
-	head := func(seqs []int64) ([]row, []Result, bool, error) {
+	head := func(seqs, _ []int64) ([]row, []Result, bool, error) {
 		return d.headRows(ctx, k, q.From, to, q.Limit, seqs)
 	}
 	got, res, err := d.pageRows(ctx, q.Limit, head, sqlSearch, sqlSearchRecs, k, q.From, to, q.Limit)
