@@ -1,6 +1,7 @@
 package darkwebstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -39,14 +40,20 @@ const sqlListKeys = `SELECT k FROM darkweb_index WHERE k >= ? AND k < ? GROUP BY
 // sqlListHeadNewest reads a listing head's newest row.
 const sqlListHeadNewest = `SELECT d, rec, key_id FROM darkweb_heads WHERE k = ? ORDER BY d DESC, rec DESC LIMIT 1`
 
-// sqlListHeadCopy copies the key's index rows after the position (d, rec)
-// into its head, with their records, in key order (appended at the end of
-// the key's rows).
+// sqlListHeadCopy copies the key's next index rows after the position
+// (d, rec) into its head, with their records, in key order (appended at
+// the end of the key's rows), up to a number of rows.
 const sqlListHeadCopy = `INSERT INTO darkweb_heads (k, d, rec, id, key_id, blob, meta)
 	SELECT CAST(? AS BIGINT), i.d, i.rec, r.id, r.key_id, r.blob, r.breach || '` + "\x1f" + `' || r.source || '` + "\x1f" + `' || r.breach_date
 	FROM darkweb_index i JOIN darkweb_records r ON r.seq = i.rec
 	WHERE i.k = ? AND (i.d, i.rec) > (?, ?)
-	ORDER BY i.d, i.rec`
+	ORDER BY i.d, i.rec LIMIT ?`
+
+// listHeadBatch is how many rows one transaction of a listing head's copy
+// writes (about 15 MB): a domain of millions of records copied in one
+// transaction would hold the single SQLite writer's lock (and grow the
+// write-ahead log) for minutes, while an ingest waits.
+const listHeadBatch = 50_000
 
 // sqlListHeadSpan reads a listing head's rows from one position down to
 // another (both included), newest first, in sqlHeadPage's shape.
@@ -58,8 +65,8 @@ const sqlListHeadSpan = `SELECT h.rec, h.d, h.id, h.blob, h.key_id || '` + "\x1f
 // listing key k (code 17 or 18): the domain's code 18 key.
 func listHeadKey(k int64) int64 { return codeLo(codeDomainEmail) | k&keyMask }
 
-// buildListHeads is BuildHeads' pass over the listing heads, one
-// transaction a head; keyID is the sealing key.
+// buildListHeads is BuildHeads' pass over the listing heads; keyID is the
+// sealing key.
 func (d *Store) buildListHeads(ctx context.Context, keyID string, st *HeadStats) error {
 	rows, err := d.s.DB().QueryContext(ctx, d.s.Rebind(sqlListKeys), codeLo(codeDomainEmail), codeLo(codeDomainEmail+1), headMin)
 	if err != nil {
@@ -79,28 +86,39 @@ func (d *Store) buildListHeads(ctx context.Context, keyID string, st *HeadStats)
 		return fmt.Errorf("listing heads: keys: %w", err)
 	}
 	st.Lists = len(keys)
+	batch := cmp.Or(d.listBatch, listHeadBatch)
 	for _, k := range keys {
-		var n int64
-		err := d.s.Tx(ctx, func(tx *store.Tx) error {
-			var err error
-			n, err = topUpListHead(ctx, tx, k, keyID)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("listing heads: write: %w", err)
+		// Batch after batch, each its own transaction; only the first
+		// looks at the sealing key (the rows a batch copies are sealed as
+		// the records are, which a rotation under way leaves mixed).
+		var all int64
+		for first := true; ; first = false {
+			var n int64
+			err := d.s.Tx(ctx, func(tx *store.Tx) error {
+				var err error
+				n, err = topUpListHead(ctx, tx, k, keyID, first, batch)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("listing heads: write: %w", err)
+			}
+			if all += n; n < int64(batch) {
+				break
+			}
 		}
-		if n > 0 {
+		if all > 0 {
 			st.ListsBuilt++
-			st.ListRows += n
+			st.ListRows += all
 		}
 	}
 	return nil
 }
 
-// topUpListHead copies into k's head the rows indexed after its newest
-// (every row when it has none, or when its newest is sealed with another
-// key than keyID: then it is dropped first) and returns how many.
-func topUpListHead(ctx context.Context, tx *store.Tx, k int64, keyID string) (int64, error) {
+// topUpListHead copies into k's head up to limit rows indexed after its
+// newest (from the first row when it has none, or, with checkKey set, when
+// its newest is sealed with another key than keyID: then it is dropped
+// first) and returns how many.
+func topUpListHead(ctx context.Context, tx *store.Tx, k int64, keyID string, checkKey bool, limit int) (int64, error) {
 	lastD, lastRec := int64(math.MinInt64), int64(math.MinInt64)
 	var d, rec int64
 	var key string
@@ -109,14 +127,14 @@ func topUpListHead(ctx context.Context, tx *store.Tx, k int64, keyID string) (in
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return 0, err
-	case key != keyID:
+	case checkKey && key != keyID:
 		if _, err := tx.Exec(ctx, sqlHeadDrop, k); err != nil {
 			return 0, err
 		}
 	default:
 		lastD, lastRec = d, rec
 	}
-	res, err := tx.Exec(ctx, sqlListHeadCopy, k, k, lastD, lastRec)
+	res, err := tx.Exec(ctx, sqlListHeadCopy, k, k, lastD, lastRec, limit)
 	if err != nil {
 		return 0, err
 	}

@@ -73,6 +73,7 @@ func TestListingHeads(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			d, s, _ := open(t, engine)
+			d.listBatch = 120 // a head copied in several transactions
 			t1 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 			t2, t3, t4 := t1.Add(24*time.Hour), t1.Add(48*time.Hour), t1.Add(72*time.Hour)
 			addAt(t, d, s, t1, headRecords(t, d, 0, 300))
@@ -131,13 +132,29 @@ func TestListingHeads(t *testing.T) {
 				t.Fatalf("pass over a head sealed with another key: %+v %v, want 751 rows copied", st, err)
 			}
 
+			// Records sealed with another key (a rotation under way): a
+			// head copied again whole copies their rows as they are, batch
+			// after batch, without starting over at each batch.
+			for _, q := range []string{`UPDATE darkweb_records SET key_id = 'ffffffffffffffff'`, `UPDATE darkweb_heads SET key_id = 'ffffffffffffffff'`} {
+				if _, err := s.DB().ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			addAt(t, d, s, t4.Add(2*time.Hour), noSecretRecords(t, d, 101, 1))
+			if st, err = d.BuildHeads(ctx); err != nil || st.ListRows != 752 {
+				t.Fatalf("pass over records sealed with another key: %+v %v, want 752 rows copied", st, err)
+			}
+			if _, err := s.DB().ExecContext(ctx, s.Rebind(`UPDATE darkweb_records SET key_id = ?`), d.keys.ID()); err != nil {
+				t.Fatal(err)
+			}
+
 			// A rotation drops the heads with the index; the next pass
 			// builds them under the new keys.
 			if err := d.Rotate(ctx, keyring(t, 1), keyring(t, 2), nil); err != nil {
 				t.Fatal(err)
 			}
 			want, _ = listingPages(t, d, limit)
-			if st, err = d.BuildHeads(ctx); err != nil || st.ListsBuilt != 1 || st.ListRows != 751 {
+			if st, err = d.BuildHeads(ctx); err != nil || st.ListsBuilt != 1 || st.ListRows != 752 {
 				t.Fatalf("pass after rotation: %+v %v", st, err)
 			}
 			if got, hits = listingPages(t, d, limit); !reflect.DeepEqual(got, want) || hits != 4*limit {

@@ -94,6 +94,9 @@ type Store struct {
 	// stop a build there, or run another).
 	stepRows int
 	stepped  func() error
+	// listBatch: rows a listing head's copy writes a transaction (0:
+	// listHeadBatch; tests make it small).
+	listBatch int
 }
 
 // query runs a read through a statement prepared once (parsing the SQL
