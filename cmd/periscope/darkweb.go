@@ -139,8 +139,9 @@ func darkwebHeads(dw *darkwebstore.Store, interval time.Duration, log *slog.Logg
 			switch {
 			case err != nil && ctx.Err() == nil:
 				log.Warn("dark web: building answer heads failed; trying again later", "err", err)
-			case err == nil && st.Built > 0:
-				log.Info("dark web: answer heads built", "keys", st.Keys, "built", st.Built, "rows", st.Rows, "took", st.Took.Round(time.Millisecond).String())
+			case err == nil && st.Built+st.ListsBuilt > 0:
+				log.Info("dark web: answer heads built", "keys", st.Keys, "built", st.Built, "rows", st.Rows,
+					"listing_heads", st.Lists, "listing_heads_built", st.ListsBuilt, "listing_rows", st.ListRows, "took", st.Took.Round(time.Millisecond).String())
 			}
 			select {
 			case <-ctx.Done():

@@ -17,8 +17,10 @@ import (
 )
 
 // serve's answer-heads worker builds the heads of what `periscope ingest`
-// stored (here 300 records sharing an address and an email domain), and a
-// search then reads them from the heads; it stops with its context.
+// stored (here 300 records sharing an address and an email domain: the
+// answer heads of the address and of example.com, and example.com's listing
+// head), and a search then reads them from the heads; it stops with its
+// context.
 func TestDarkwebHeadsWorker(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
@@ -51,7 +53,7 @@ func TestDarkwebHeadsWorker(t *testing.T) {
 				if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM darkweb_heads`).Scan(&n); err != nil {
 					t.Fatal(err)
 				}
-				return n == 600, fmt.Sprintf("%d head rows, want 600 (the address's and example.com's)", n)
+				return n == 900, fmt.Sprintf("%d head rows, want 900 (the address's, example.com's and its listing's)", n)
 			})
 			got, err := dw.Search(ctx, darkwebstore.Query{Type: darkweb.Address, Value: "1 SENTINEL STREET", Limit: 1000, NoCache: true})
 			if err != nil || len(got) != 300 {

@@ -118,7 +118,8 @@ func BenchmarkDarkwebHTTP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("answer heads: %d keys, %d built with %d rows in %s (skipped: %v)", hs.Keys, hs.Built, hs.Rows, hs.Took, hs.Skipped)
+	b.Logf("answer heads: %d keys, %d built with %d rows; listing heads: %d domains, %d built with %d rows; in %s (skipped: %v)",
+		hs.Keys, hs.Built, hs.Rows, hs.Lists, hs.ListsBuilt, hs.ListRows, hs.Took, hs.Skipped)
 	key := benchAccount(b, e, periscope.Account{Company: "Bench", Enterprise: true, OEM: true, CreditsPerMonth: 1 << 40, OEMCreditsPerMonth: 1 << 40, MaxResultsPerRequest: 1000}, "example.com")
 	key100 := benchAccount(b, e, periscope.Account{Company: "Bench100", OEM: true, OEMCreditsPerMonth: 1 << 40, MaxResultsPerRequest: 100}, "")
 	client := &http.Client{}

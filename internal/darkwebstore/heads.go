@@ -51,7 +51,14 @@ const sqlHeadPage = `SELECT h.rec, h.d, h.id, h.blob, h.key_id || '` + "\x1f" + 
 // at all (none, or a row it holds does not open), and the caller reads the
 // page without it.
 func (d *Store) headRows(ctx context.Context, k, from, to int64, limit int, seqs []int64) (out []row, res []Result, ok bool, err error) {
-	rows, err := d.query(ctx, sqlHeadPage, k, from, to, limit)
+	return d.fromHead(ctx, sqlHeadPage, []any{k, from, to, limit}, limit, seqs)
+}
+
+// fromHead answers a page (seqs, newest first) from the head rows q
+// selects (at most limit, in sqlHeadPage's shape), reading what they lack
+// by number; ok is false when the head could not be used (see headRows).
+func (d *Store) fromHead(ctx context.Context, q string, args []any, limit int, seqs []int64) (out []row, res []Result, ok bool, err error) {
+	rows, err := d.query(ctx, q, args...)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -103,11 +110,16 @@ func (d *Store) headRows(ctx context.Context, k, from, to int64, limit int, seqs
 
 // HeadStats is what a BuildHeads pass did.
 type HeadStats struct {
-	Keys    int           // keys with enough records for a head
-	Built   int           // heads written (new, or behind and rewritten)
-	Rows    int64         // rows those heads hold
-	Skipped bool          // nothing new since the last complete pass, or records still staged
-	Took    time.Duration // the pass's wall time
+	Keys  int   // keys with enough records for a head
+	Built int   // heads written (new, or behind and rewritten)
+	Rows  int64 // rows those heads hold
+	// Lists, ListsBuilt and ListRows are Keys, Built and Rows for the
+	// listing heads (listheads.go); a listing head topped up counts as
+	// built, with the rows added.
+	Lists, ListsBuilt int
+	ListRows          int64
+	Skipped           bool          // nothing new since the last complete pass, or records still staged
+	Took              time.Duration // the pass's wall time
 }
 
 // sqlHeadKeys lists the search keys (not the listings' internal keys)
@@ -218,7 +230,10 @@ func (d *Store) BuildHeads(ctx context.Context) (HeadStats, error) {
 		}
 		st.Built += len(batch)
 	}
-	if q := d.s.Dialect().VacuumAnalyze("darkweb_heads"); q != "" && st.Rows >= analyzeAfter {
+	if err := d.buildListHeads(ctx, keyID, &st); err != nil {
+		return st, err
+	}
+	if q := d.s.Dialect().VacuumAnalyze("darkweb_heads"); q != "" && st.Rows+st.ListRows >= analyzeAfter {
 		// PostgreSQL: planner statistics for the grown table (planned on
 		// none, a head was read through a bitmap scan and a sort: 2 ms
 		// against 0.4 in its index's order, at 10 million records).

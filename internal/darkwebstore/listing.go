@@ -179,7 +179,15 @@ func (d *Store) Credentials(ctx context.Context, q ListQuery) ([]Result, int, er
 	}
 	page := `SELECT i.rec, i.d FROM darkweb_index i WHERE` + w + group + `
 			ORDER BY i.d DESC, i.rec DESC LIMIT ? OFFSET ?`
-	got, res, err := d.pageRows(ctx, q.Limit, nil, `SELECT `+recordCols+`
+	var head func(seqs, ds []int64) ([]row, []Result, bool, error)
+	if len(ks) == 1 && q.Email == "" {
+		// One domain: the page is a run of its listing rows, read from
+		// its listing head (listheads.go) as one range scan.
+		head = func(seqs, ds []int64) ([]row, []Result, bool, error) {
+			return d.listHeadRows(ctx, ks[0].(int64), seqs, ds)
+		}
+	}
+	got, res, err := d.pageRows(ctx, q.Limit, head, `SELECT `+recordCols+`
 		FROM (`+page+`) p JOIN darkweb_records r ON r.seq = p.rec`, page, append(args, q.Limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
@@ -265,7 +273,7 @@ func (d *Store) Emails(ctx context.Context, q ListQuery) ([]EmailRow, int, error
 		if err != nil {
 			return nil, 0, err
 		}
-		if byEmail, err = d.emailRows(ctx, ks, xs, recs); err != nil {
+		if byEmail, err = d.emailRows(ctx, ks, xs, recs, out, lastD, lastRec, q.Email == ""); err != nil {
 			return nil, 0, err
 		}
 		if !seek || !repeats(byEmail, at, from, to) {
@@ -497,8 +505,11 @@ func (d *Store) emailsPage(ctx context.Context, w string, args []any, q ListQuer
 // the one its row names, and that record is read by number. The index
 // descent of every email's key was a third of a page's time. When the
 // repeats cannot be trusted (a build in progress), every email is read by
-// its key.
-func (d *Store) emailRows(ctx context.Context, ks []any, xs, recs []int64) (map[int64][]row, error) {
+// its key. With one domain and no email filter (useHead), the records read
+// by number come from the domain's listing head where it has them
+// (listheads.go): the page's rows run from its first email's
+// (out[0].LastSeen, recs[0]) down to the last row read (lastD, lastRec).
+func (d *Store) emailRows(ctx context.Context, ks []any, xs, recs []int64, out []EmailRow, lastD, lastRec int64, useHead bool) (map[int64][]row, error) {
 	many, err := d.repeated(ctx, ks, xs)
 	if err != nil {
 		return nil, fmt.Errorf("list emails: %w", err)
@@ -515,14 +526,32 @@ func (d *Store) emailRows(ctx context.Context, ks []any, xs, recs []int64) (map[
 	if err != nil {
 		return nil, err
 	}
-	got, err := d.rowsBySeq(ctx, one)
-	if err != nil {
-		return nil, fmt.Errorf("list emails: %w", err)
-	}
 	email := make(map[int64]int64, len(one))
 	for i, seq := range one {
 		email[seq] = oneX[i]
 	}
+	var got []row
+	if useHead && len(ks) == 1 && len(one) >= headMin {
+		span, err := d.listHeadSpan(ctx, ks[0].(int64), out[0].LastSeen, recs[0], lastD, lastRec, 2*len(xs))
+		if err != nil {
+			return nil, fmt.Errorf("list emails: %w", err)
+		}
+		var rest []int64
+		for _, seq := range one {
+			if r, ok := span[seq]; ok {
+				got = append(got, r)
+			} else {
+				rest = append(rest, seq)
+			}
+		}
+		d.headHits.Add(int64(len(got)))
+		one = rest
+	}
+	more, err := d.rowsBySeq(ctx, one)
+	if err != nil {
+		return nil, fmt.Errorf("list emails: %w", err)
+	}
+	got = append(got, more...)
 	for _, r := range got {
 		byEmail[email[r.seq]] = []row{r}
 	}

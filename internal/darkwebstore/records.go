@@ -28,9 +28,10 @@ const (
 // take args. Pages of up to parallelPageMin (limit) are read with joined.
 // The rows and their results come back in the same order: the index's
 // for a two-step page, else unset. head, when set, is asked first for a
-// two-step page of at least headMin records (headRows; ok false: read the
-// records by number).
-func (d *Store) pageRows(ctx context.Context, limit int, head func(seqs []int64) ([]row, []Result, bool, error), joined, recs string, args ...any) ([]row, []Result, error) {
+// two-step page of at least headMin records (headRows, listHeadRows; ok
+// false: read the records by number), with the page's dates when recs
+// selects them second.
+func (d *Store) pageRows(ctx context.Context, limit int, head func(seqs, ds []int64) ([]row, []Result, bool, error), joined, recs string, args ...any) ([]row, []Result, error) {
 	if limit < parallelPageMin {
 		rows, err := d.query(ctx, joined, args...)
 		if err != nil {
@@ -42,7 +43,7 @@ func (d *Store) pageRows(ctx context.Context, limit int, head func(seqs []int64)
 	if err != nil {
 		return nil, nil, err
 	}
-	var seqs []int64
+	var seqs, ds []int64
 	cols, err := rows.Columns()
 	if err != nil {
 		rows.Close()
@@ -60,13 +61,18 @@ func (d *Store) pageRows(ctx context.Context, limit int, head func(seqs []int64)
 			return nil, nil, err
 		}
 		seqs = append(seqs, seq)
+		if len(dst) > 1 {
+			if at, ok := (*dst[1].(*any)).(int64); ok {
+				ds = append(ds, at)
+			}
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
 	if head != nil && len(seqs) >= headMin {
-		out, res, ok, err := head(seqs)
+		out, res, ok, err := head(seqs, ds)
 		if err != nil {
 			return nil, nil, err
 		}

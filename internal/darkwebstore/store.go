@@ -94,6 +94,9 @@ type Store struct {
 	// stop a build there, or run another).
 	stepRows int
 	stepped  func() error
+	// listBatch: rows a listing head's copy writes a transaction (0:
+	// listHeadBatch; tests make it small).
+	listBatch int
 }
 
 // query runs a read through a statement prepared once (parsing the SQL
@@ -411,7 +414,7 @@ func (d *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 			return res, d.breachDates(ctx, res)
 		}
 	}
-	head := func(seqs []int64) ([]row, []Result, bool, error) {
+	head := func(seqs, _ []int64) ([]row, []Result, bool, error) {
 		return d.headRows(ctx, k, q.From, to, q.Limit, seqs)
 	}
 	got, res, err := d.pageRows(ctx, q.Limit, head, sqlSearch, sqlSearchRecs, k, q.From, to, q.Limit)
