@@ -49,11 +49,16 @@ import (
 // stageCols are the columns of host_postings_stage.
 var stageCols = []string{"seq", "term", "first_id", "n", "ids"}
 
-// stageRead is how many rows of a run one read brings: at 10M hosts a
-// stage holds about 16M rows of 95 bytes on average in some 800 runs, and
-// reads of 256 rows were a fifth of its merge on PostgreSQL (a round trip
-// each).
+// stageRead is how many rows of a run one read brings at most: at 10M
+// hosts a stage holds about 16M rows of 95 bytes on average in some 500
+// runs, and reads of 256 rows were a fifth of its merge on PostgreSQL (a
+// round trip each). A run whose rows are large (the bitmaps of common
+// terms, up to 2.5 KB) reads fewer, so that every run's rows in memory
+// stay within stageBytes each.
 var stageRead = 1024
+
+// stageBytes bounds the ids a run's read brings, about.
+const stageBytes = 64 << 10
 
 // recycleEvery is how many rows the merge takes between its deletes of the
 // rows taken (SQLite).
@@ -168,6 +173,7 @@ func (s *Store) FinishStagedPostings(ctx context.Context) (int64, error) {
 type stageRun struct {
 	next, hi, gone int64
 	rows           []stageRow
+	size           int // rows its next read asks for (0: stageRead)
 }
 
 // stagedPosting is a posting row, encoded.
@@ -225,13 +231,17 @@ func (r *stageRun) fill(ctx context.Context, read stageReader) (bool, error) {
 	if r.next > r.hi {
 		return false, nil
 	}
+	if r.size <= 0 || r.size > stageRead {
+		r.size = stageRead
+	}
 	rows, err := read(ctx, `SELECT seq, term, first_id, n, ids FROM host_postings_stage WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
-		r.next, r.hi, stageRead)
+		r.next, r.hi, r.size)
 	if err != nil {
 		return false, fmt.Errorf("read posting stage: %w", err)
 	}
 	defer rows.Close()
 	r.rows = r.rows[:0]
+	bytes := 0
 	for rows.Next() {
 		var x stageRow
 		if err := rows.Scan(&x.seq, &x.term, &x.first, &x.n, &x.ids); err != nil {
@@ -240,7 +250,14 @@ func (r *stageRun) fill(ctx context.Context, read stageReader) (bool, error) {
 		if x.ids == nil {
 			x.ids = []byte{} // a row of one id: an empty blob, never NULL
 		}
+		bytes += len(x.ids)
 		r.rows = append(r.rows, x)
+	}
+	switch {
+	case bytes > stageBytes:
+		r.size = max(r.size/2, 8)
+	case bytes < stageBytes/4:
+		r.size *= 2
 	}
 	if err := rows.Err(); err != nil {
 		return false, fmt.Errorf("read posting stage: %w", err)
@@ -296,6 +313,15 @@ func (s *Store) enterStage(ctx context.Context, tx *store.Tx, sep bool) (int64, 
 			if c, err := s.st.DB().Conn(cctx); err == nil {
 				conn = c
 				defer conn.Close()
+				// Its reads go forward through the stage once: a bulk
+				// load's large page cache (ingest's 256 MiB) would only
+				// add to the process's memory, so it reads with 8 MiB
+				// and gets its own size back after.
+				if tx.Dialect().Name() != "postgres" {
+					if restore := sqliteSmallCache(ctx, conn); restore != nil {
+						defer restore()
+					}
+				}
 			}
 			cancel()
 		}
@@ -589,4 +615,18 @@ func (s *Store) applyStage(ctx context.Context, tx *store.Tx, runs []*stageRun) 
 		}
 	}
 	return read, nil
+}
+
+// sqliteSmallCache gives a SQLite connection an 8 MiB page cache and
+// returns what restores the one it had (nil when the size cannot be read
+// or set).
+func sqliteSmallCache(ctx context.Context, c *sql.Conn) func() {
+	var size int64
+	if err := c.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&size); err != nil {
+		return nil
+	}
+	if _, err := c.ExecContext(ctx, `PRAGMA cache_size = -8192`); err != nil {
+		return nil
+	}
+	return func() { c.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA cache_size = %d`, size)) }
 }
