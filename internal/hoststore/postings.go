@@ -529,33 +529,41 @@ func (w postingWriter) insertEncoded(ctx context.Context, ps []stagedPosting) er
 	for i, p := range ps {
 		rows[i] = []any{p.term, p.first, p.n, p.ids}
 	}
-	// A batch's rows go through COPY where the engine has it. A conflict
-	// fails the COPY as a whole, so the batch fails rather than lose an
-	// id, as below.
-	if copied, err := w.tx.CopyFrom(ctx, "host_postings", postingCols, rows); err != nil {
+	// A conflict would mean a row already holds one of these ids: the
+	// batch fails rather than lose an id.
+	if err := insertAll(ctx, w.tx, "host_postings", postingCols, "term, first_id", rows); err != nil {
 		return fmt.Errorf("insert postings: %w", err)
-	} else if copied {
-		return nil
+	}
+	return nil
+}
+
+// insertAll writes rows (values in the order of cols) into table, through
+// COPY where the engine has it, else in multi-row INSERTs that ignore a
+// conflict on key (OR IGNORE keeps SQLite from journalling the statement),
+// and fails unless every row was stored: a conflict fails a COPY as a
+// whole, and an INSERT's count proves nothing was ignored.
+func insertAll(ctx context.Context, tx *store.Tx, table string, cols []string, key string, rows [][]any) error {
+	if copied, err := tx.CopyFrom(ctx, table, cols, rows); err != nil || copied {
+		return err
 	}
 	const per = 200 // rows per statement
+	row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + ")"
 	for c := range slices.Chunk(rows, per) {
-		q, err := w.tx.Prepared(ctx, w.tx.Dialect().InsertIgnoring(`host_postings (term, first_id, n, ids) VALUES (?,?,?,?)`+
-			strings.Repeat(`,(?,?,?,?)`, len(c)-1), "term, first_id"))
+		q, err := tx.Prepared(ctx, tx.Dialect().InsertIgnoring(table+" ("+strings.Join(cols, ", ")+") VALUES "+
+			row+strings.Repeat(","+row, len(c)-1), key))
 		if err != nil {
-			return fmt.Errorf("insert postings: %w", err)
+			return err
 		}
-		args := make([]any, 0, 4*len(c))
+		args := make([]any, 0, len(cols)*len(c))
 		for _, r := range c {
 			args = append(args, r...)
 		}
 		res, err := q.ExecContext(ctx, args...)
 		if err != nil {
-			return fmt.Errorf("insert postings: %w", err)
+			return err
 		}
-		// A conflict would mean a row already holds one of these ids: the
-		// batch fails rather than lose an id.
 		if n, err := res.RowsAffected(); err != nil || n != int64(len(c)) {
-			return fmt.Errorf("insert postings: %d of %d rows stored (%v)", n, len(c), err)
+			return fmt.Errorf("%d of %d rows stored (%v)", n, len(c), err)
 		}
 	}
 	return nil

@@ -79,30 +79,8 @@ func stageLists(ctx context.Context, tx *store.Tx, load *HostLoad, lists []termI
 		rows[i] = []any{lo + int64(i), l.term, l.ids[0], n, encodePostingIDs(l.ids)}
 	}
 	hi := lo + int64(len(lists)) - 1
-	if copied, err := tx.CopyFrom(ctx, "host_postings_stage", stageCols, rows); err != nil {
+	if err := insertAll(ctx, tx, "host_postings_stage", stageCols, "seq", rows); err != nil {
 		return fmt.Errorf("stage postings: %w", err)
-	} else if !copied {
-		const per = 200 // rows per statement
-		for c := range slices.Chunk(rows, per) {
-			// OR IGNORE keeps SQLite from journalling the statement; the
-			// count proves nothing was ignored.
-			q, err := tx.Prepared(ctx, tx.Dialect().InsertIgnoring(`host_postings_stage (seq, term, first_id, n, ids) VALUES (?,?,?,?,?)`+
-				strings.Repeat(`,(?,?,?,?,?)`, len(c)-1), "seq"))
-			if err != nil {
-				return fmt.Errorf("stage postings: %w", err)
-			}
-			args := make([]any, 0, 5*len(c))
-			for _, r := range c {
-				args = append(args, r...)
-			}
-			res, err := q.ExecContext(ctx, args...)
-			if err != nil {
-				return fmt.Errorf("stage postings: %w", err)
-			}
-			if n, err := res.RowsAffected(); err != nil || n != int64(len(c)) {
-				return fmt.Errorf("stage postings: %d of %d rows stored (%v)", n, len(c), err)
-			}
-		}
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO host_postings_stage_runs (lo, hi) VALUES (?, ?)`, lo, hi); err != nil {
 		return fmt.Errorf("stage postings: %w", err)
